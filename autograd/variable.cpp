@@ -1,0 +1,137 @@
+#include "autograd/variable.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "core/cpu/elementwise.h"
+
+namespace imerge::autograd {
+
+namespace {
+std::atomic<uint64_t> nextSequence{1};
+}
+
+Variable::Variable(Tensor value, bool requiresGrad) : impl_(std::make_shared<Impl>()) {
+  impl_->value = std::move(value);
+  impl_->requiresGrad = requiresGrad;
+  impl_->sequence = nextSequence.fetch_add(1, std::memory_order_relaxed);
+}
+
+Variable::Variable(Tensor value, std::vector<Variable> inputs, GradFunc gradFunc)
+    : Variable(std::move(value), false) {
+  if (!GradMode::enabled()) return;
+  const bool anyInputNeedsGrad = std::any_of(inputs.begin(), inputs.end(), [](const Variable& v) {
+    return v.defined() && v.requiresGrad();
+  });
+  if (!anyInputNeedsGrad) return;
+  impl_->requiresGrad = true;
+  impl_->inputs = std::move(inputs);
+  impl_->gradFunc = std::move(gradFunc);
+}
+
+Variable::Impl& Variable::impl() const {
+  IMERGE_CHECK(impl_ != nullptr, "Variable: using an undefined variable");
+  return *impl_;
+}
+
+const Tensor& Variable::tensor() const { return impl().value; }
+Tensor& Variable::tensor() { return impl().value; }
+
+bool Variable::requiresGrad() const { return impl().requiresGrad; }
+
+void Variable::setRequiresGrad(bool requiresGrad) {
+  IMERGE_CHECK(isLeaf(), "Variable::setRequiresGrad: '", name(),
+               "' is the result of an op; only leaves can change requiresGrad");
+  impl().requiresGrad = requiresGrad;
+}
+
+bool Variable::isLeaf() const { return !impl().gradFunc && !impl().graphReleased; }
+
+const std::string& Variable::name() const { return impl().name; }
+void Variable::setName(std::string name) { impl().name = std::move(name); }
+
+bool Variable::hasGrad() const { return impl().grad.defined(); }
+
+const Tensor& Variable::grad() const {
+  IMERGE_CHECK(hasGrad(), "Variable::grad: '", name(), "' ", tensor().describe(),
+               " has no gradient (no backward has reached it since the last zeroGrad)");
+  return impl().grad;
+}
+
+Tensor& Variable::grad() {
+  IMERGE_CHECK(hasGrad(), "Variable::grad: '", name(), "' ", tensor().describe(),
+               " has no gradient (no backward has reached it since the last zeroGrad)");
+  return impl().grad;
+}
+
+void Variable::addGrad(const Tensor& gradient) {
+  Impl& self = impl();
+  IMERGE_CHECK(gradient.shape() == self.value.shape(), "Variable::addGrad: gradient ",
+               gradient.describe(), " does not match '", self.name, "' ", self.value.describe());
+  if (!self.grad.defined()) {
+    if (self.gradBuffer.defined()) {
+      self.gradBuffer.copyFrom(gradient);
+      self.grad = self.gradBuffer;
+      self.gradOwned = true;
+    } else if (isLeaf()) {
+      // A leaf's gradient outlives this backward and is updated in place by its owner (the
+      // reducer averages it, accumulation adds to it), so it must not alias an op's tensor.
+      self.grad = gradient.clone();
+      self.gradOwned = true;
+    } else {
+      self.grad = gradient;
+      self.gradOwned = false;
+    }
+    return;
+  }
+  if (!self.gradOwned) {
+    self.grad = self.grad.clone();
+    self.gradOwned = true;
+  }
+  cpu::addInPlace(self.grad, gradient);
+}
+
+void Variable::zeroGrad() {
+  impl().grad = Tensor();
+  impl().gradOwned = false;
+}
+
+void Variable::setGradBuffer(Tensor buffer) {
+  Impl& self = impl();
+  IMERGE_CHECK(buffer.shape() == self.value.shape() && buffer.dtype() == self.value.dtype(),
+               "Variable::setGradBuffer: buffer ", buffer.describe(), " does not match '",
+               self.name, "' ", self.value.describe());
+  if (self.grad.defined()) buffer.copyFrom(self.grad);
+  self.gradBuffer = std::move(buffer);
+  if (self.grad.defined()) self.grad = self.gradBuffer;
+}
+
+const Tensor& Variable::gradBuffer() const { return impl().gradBuffer; }
+
+HookHandle Variable::addGradHook(GradHook hook) {
+  Impl& self = impl();
+  const uint64_t id = self.nextHookId++;
+  self.hooks.emplace_back(id, std::move(hook));
+  return HookHandle{id};
+}
+
+void Variable::removeGradHook(HookHandle handle) {
+  auto& hooks = impl().hooks;
+  std::erase_if(hooks, [&](const auto& entry) { return entry.first == handle.id; });
+}
+
+void Variable::backward(bool retainGraph) {
+  IMERGE_CHECK(numel() == 1, "Variable::backward: '", name(), "' ", tensor().describe(),
+               " is not a scalar; pass the gradient of the output explicitly");
+  backward(Tensor::full(shape(), 1.0f), retainGraph);
+}
+
+void Variable::backward(const Tensor& gradOutput, bool retainGraph) {
+  Engine::backward(*this, gradOutput, retainGraph);
+}
+
+Variable Variable::detach() const { return Variable(tensor(), false); }
+
+}  // namespace imerge::autograd

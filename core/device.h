@@ -1,0 +1,52 @@
+// Devices own memory and the context kernels run in (SINGA's Device/Context pattern). The CPU
+// device is always there; a CUDA device exists when the build has CUDA and a GPU is present
+// (core/cuda/). Kernels find their handles through the device a tensor lives on.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/caching_allocator.h"
+
+namespace imerge {
+
+enum class DeviceType { CPU, CUDA };
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceType type() const = 0;
+  virtual std::string name() const = 0;  // "cpu", "cuda:0"
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* ptr) = 0;
+  virtual AllocatorStats memoryStats() const = 0;
+  // Copies between two buffers of this device.
+  virtual void copyBytes(void* dst, const void* src, size_t bytes) = 0;
+};
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice();
+  DeviceType type() const override { return DeviceType::CPU; }
+  std::string name() const override { return "cpu"; }
+  void* allocate(size_t bytes) override { return allocator_.allocate(bytes); }
+  void deallocate(void* ptr) override { allocator_.deallocate(ptr); }
+  AllocatorStats memoryStats() const override { return allocator_.stats(); }
+  void copyBytes(void* dst, const void* src, size_t bytes) override;
+
+  // Host memory is 64-byte aligned: one cache line, one AVX-512 vector.
+  static constexpr size_t kAlignment = 64;
+
+ private:
+  CachingAllocator allocator_;
+};
+
+// The process-wide CPU device.
+Device& cpuDevice();
+
+// Threads used by the CPU kernels (OpenMP, oneDNN and OpenBLAS alike).
+void setNumThreads(int threads);
+int numThreads();
+
+}  // namespace imerge

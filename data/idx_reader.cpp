@@ -1,0 +1,1 @@
+#include "data/idx_reader.h"

@@ -1,0 +1,69 @@
+// Module: the base of every layer and model (Flashlight's and PyTorch's nn.Module).
+//
+// A module owns named parameters (Variables that require grad), named buffers (tensors that
+// are state but not trained, like batch-norm running statistics) and named children. Names
+// are dotted paths ("features.0.weight"), so checkpoints and the distributed reducer can
+// refer to every tensor by name. Parameters are listed in registration order, which is the
+// forward order; backward produces their gradients roughly in reverse.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace imerge::layers {
+
+using autograd::Variable;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+
+  virtual Variable forward(const Variable& input) = 0;
+  Variable operator()(const Variable& input) { return forward(input); }
+
+  // Every parameter of this module and its children, depth first in registration order.
+  std::vector<Variable> parameters() const;
+  std::vector<std::pair<std::string, Variable>> namedParameters() const;
+  std::vector<std::pair<std::string, Tensor>> namedBuffers() const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
+    return children_;
+  }
+
+  void train(bool training = true);
+  void eval() { train(false); }
+  bool isTraining() const { return training_; }
+
+  void zeroGrad();
+  int64_t parameterCount() const;  // total elements over all parameters
+
+  // Short description for summaries: "Conv2d(3, 64, kernel=3, stride=1, padding=1)".
+  virtual std::string describe() const = 0;
+
+ protected:
+  Variable& registerParameter(const std::string& name, Tensor value);
+  Tensor& registerBuffer(const std::string& name, Tensor value);
+  template <typename Child>
+  std::shared_ptr<Child> registerModule(const std::string& name, std::shared_ptr<Child> child) {
+    addChild(name, child);
+    return child;
+  }
+
+ private:
+  void addChild(const std::string& name, std::shared_ptr<Module> child);
+  void collectParameters(const std::string& prefix,
+                         std::vector<std::pair<std::string, Variable>>& out) const;
+  void collectBuffers(const std::string& prefix,
+                      std::vector<std::pair<std::string, Tensor>>& out) const;
+
+  // Stable addresses: registerParameter returns references that layers keep.
+  std::vector<std::pair<std::string, std::unique_ptr<Variable>>> parameters_;
+  std::vector<std::pair<std::string, std::unique_ptr<Tensor>>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+}  // namespace imerge::layers
