@@ -1,0 +1,130 @@
+// Elementwise, reduction, shape and dropout ops. Each forward computes its result with the
+// core kernels and records, beside it, the closure that turns the output's gradient into its
+// inputs' gradients. Closures capture only the tensors their backward needs.
+#include "autograd/ops/elementwise.h"
+
+#include "core/cpu/dropout.h"
+#include "core/cpu/elementwise.h"
+
+namespace imerge::autograd {
+
+namespace {
+void checkFloat32(const char* op, const Variable& input) {
+  IMERGE_CHECK(input.defined(), op, ": input is an undefined variable");
+  IMERGE_CHECK(input.tensor().dtype() == DType::Float32, op, ": expects float32, got ",
+               input.tensor().describe());
+}
+
+// Binary ops take no broadcasting: a mismatch is almost always a bug in the caller's shapes.
+void checkBinary(const char* op, const Variable& a, const Variable& b) {
+  IMERGE_CHECK(a.defined() && b.defined(), op, ": input is an undefined variable");
+  IMERGE_CHECK(a.tensor().dtype() == DType::Float32 && b.tensor().dtype() == DType::Float32, op,
+               ": expects float32, got ", a.tensor().describe(), " and ", b.tensor().describe());
+  IMERGE_CHECK(a.shape() == b.shape(), op, ": shapes differ: ", a.tensor().describe(), " and ",
+               b.tensor().describe());
+}
+}  // namespace
+
+Variable add(const Variable& a, const Variable& b) {
+  checkBinary("add", a, b);
+  // The same gradient goes to both inputs; addGrad copies before it accumulates in place, so
+  // sharing the tensor is safe.
+  return Variable(cpu::add(a.tensor(), b.tensor()), {a, b},
+                  [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(gradOutput);
+                  });
+}
+
+Variable sub(const Variable& a, const Variable& b) {
+  checkBinary("sub", a, b);
+  return Variable(cpu::sub(a.tensor(), b.tensor()), {a, b},
+                  [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(cpu::scale(gradOutput, -1.0f));
+                  });
+}
+
+Variable mul(const Variable& a, const Variable& b) {
+  checkBinary("mul", a, b);
+  // The values are saved as they were at forward time (tensors share storage, so an in-place
+  // update of a parameter before backward would change them, as in PyTorch without its check).
+  return Variable(cpu::mul(a.tensor(), b.tensor()), {a, b},
+                  [left = a.tensor(), right = b.tensor()](std::vector<Variable>& inputs,
+                                                          const Tensor& gradOutput) {
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(cpu::mul(gradOutput, right));
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(cpu::mul(gradOutput, left));
+                  });
+}
+
+Variable scale(const Variable& a, float factor) {
+  checkFloat32("scale", a);
+  return Variable(cpu::scale(a.tensor(), factor), {a},
+                  [factor](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    inputs[0].addGrad(cpu::scale(gradOutput, factor));
+                  });
+}
+
+Variable relu(const Variable& input) {
+  checkFloat32("relu", input);
+  Tensor output = cpu::reluForward(input.tensor());
+  // The output, not the input, decides which gradients pass: it is needed anyway by the next
+  // layer, so saving it costs no extra memory.
+  return Variable(output, {input},
+                  [output](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    inputs[0].addGrad(cpu::reluBackward(gradOutput, output));
+                  });
+}
+
+Variable sum(const Variable& input) {
+  checkFloat32("sum", input);
+  return Variable(Tensor::full({1}, cpu::sumAll(input.tensor())), {input},
+                  [shape = input.shape()](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    inputs[0].addGrad(Tensor::full(shape, gradOutput.item()));
+                  });
+}
+
+Variable mean(const Variable& input) {
+  checkFloat32("mean", input);
+  IMERGE_CHECK(input.numel() > 0, "mean: input ", input.tensor().describe(),
+               " has no elements; its mean is undefined");
+  const float count = static_cast<float>(input.numel());
+  return Variable(
+      Tensor::full({1}, cpu::sumAll(input.tensor()) / count), {input},
+      [shape = input.shape(), count](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+        inputs[0].addGrad(Tensor::full(shape, gradOutput.item() / count));
+      });
+}
+
+Variable reshape(const Variable& input, const Shape& shape) {
+  IMERGE_CHECK(input.defined(), "reshape: input is an undefined variable");
+  // Tensor::reshape names both shapes when the element counts differ.
+  return Variable(
+      input.tensor().reshape(shape), {input},
+      [inputShape = input.shape()](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+        inputs[0].addGrad(gradOutput.reshape(inputShape));
+      });
+}
+
+Variable flatten(const Variable& input) {
+  IMERGE_CHECK(input.defined(), "flatten: input is an undefined variable");
+  IMERGE_CHECK(input.tensor().ndim() >= 1, "flatten: input ", input.tensor().describe(),
+               " needs a batch dimension [N, ...]");
+  int64_t rest = 1;
+  for (int d = 1; d < input.tensor().ndim(); ++d) rest *= input.dim(d);
+  return reshape(input, {input.dim(0), rest});
+}
+
+Variable dropout(const Variable& input, float p, bool training, Generator& generator) {
+  checkFloat32("dropout", input);
+  IMERGE_CHECK(p >= 0.0f && p <= 1.0f, "dropout: probability p = ", p, " is outside [0, 1]");
+  // The identity adds no node, so evaluation and p = 0 cost nothing and draw no random numbers.
+  if (!training || p == 0.0f) return input;
+  Tensor mask = cpu::dropoutMask(input.shape(), p, generator);
+  return Variable(cpu::dropoutApply(input.tensor(), mask), {input},
+                  [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    inputs[0].addGrad(cpu::dropoutApply(gradOutput, mask));
+                  });
+}
+
+}  // namespace imerge::autograd
