@@ -17,8 +17,11 @@ void Engine::countContributions(Impl& root, uint64_t backwardId) {
   while (!stack.empty()) {
     Impl* node = stack.back();
     stack.pop_back();
-    IMERGE_CHECK(!node->graphReleased, "backward: trying to backward through the graph a second "
-                 "time (through '", node->name, "'); its saved tensors were freed. Pass "
+    IMERGE_CHECK(!node->graphReleased,
+                 "backward: trying to backward through the graph a second "
+                 "time (through '",
+                 node->name,
+                 "'); its saved tensors were freed. Pass "
                  "retainGraph=true to the first backward if you need to go through it twice");
     for (Variable& input : node->inputs) {
       if (!input.defined() || !input.requiresGrad()) continue;

@@ -6,7 +6,11 @@ namespace {
 thread_local bool gradEnabled = true;
 }
 
-bool GradMode::enabled() { return gradEnabled; }
-void GradMode::setEnabled(bool enabled) { gradEnabled = enabled; }
+bool GradMode::enabled() {
+  return gradEnabled;
+}
+void GradMode::setEnabled(bool enabled) {
+  gradEnabled = enabled;
+}
 
 }  // namespace imerge::autograd

@@ -36,10 +36,16 @@ Variable::Impl& Variable::impl() const {
   return *impl_;
 }
 
-const Tensor& Variable::tensor() const { return impl().value; }
-Tensor& Variable::tensor() { return impl().value; }
+const Tensor& Variable::tensor() const {
+  return impl().value;
+}
+Tensor& Variable::tensor() {
+  return impl().value;
+}
 
-bool Variable::requiresGrad() const { return impl().requiresGrad; }
+bool Variable::requiresGrad() const {
+  return impl().requiresGrad;
+}
 
 void Variable::setRequiresGrad(bool requiresGrad) {
   IMERGE_CHECK(isLeaf(), "Variable::setRequiresGrad: '", name(),
@@ -47,12 +53,20 @@ void Variable::setRequiresGrad(bool requiresGrad) {
   impl().requiresGrad = requiresGrad;
 }
 
-bool Variable::isLeaf() const { return !impl().gradFunc && !impl().graphReleased; }
+bool Variable::isLeaf() const {
+  return !impl().gradFunc && !impl().graphReleased;
+}
 
-const std::string& Variable::name() const { return impl().name; }
-void Variable::setName(std::string name) { impl().name = std::move(name); }
+const std::string& Variable::name() const {
+  return impl().name;
+}
+void Variable::setName(std::string name) {
+  impl().name = std::move(name);
+}
 
-bool Variable::hasGrad() const { return impl().grad.defined(); }
+bool Variable::hasGrad() const {
+  return impl().grad.defined();
+}
 
 const Tensor& Variable::grad() const {
   IMERGE_CHECK(hasGrad(), "Variable::grad: '", name(), "' ", tensor().describe(),
@@ -108,7 +122,9 @@ void Variable::setGradBuffer(Tensor buffer) {
   if (self.grad.defined()) self.grad = self.gradBuffer;
 }
 
-const Tensor& Variable::gradBuffer() const { return impl().gradBuffer; }
+const Tensor& Variable::gradBuffer() const {
+  return impl().gradBuffer;
+}
 
 HookHandle Variable::addGradHook(GradHook hook) {
   Impl& self = impl();
@@ -132,6 +148,8 @@ void Variable::backward(const Tensor& gradOutput, bool retainGraph) {
   Engine::backward(*this, gradOutput, retainGraph);
 }
 
-Variable Variable::detach() const { return Variable(tensor(), false); }
+Variable Variable::detach() const {
+  return Variable(tensor(), false);
+}
 
 }  // namespace imerge::autograd

@@ -44,8 +44,8 @@ class CachingAllocator {
   RawAllocate rawAllocate_;
   RawFree rawFree_;
   mutable std::mutex mutex_;
-  std::multimap<size_t, void*> freeBlocks_;         // rounded bytes -> block
-  std::unordered_map<void*, size_t> liveBlocks_;    // block -> rounded bytes
+  std::multimap<size_t, void*> freeBlocks_;       // rounded bytes -> block
+  std::unordered_map<void*, size_t> liveBlocks_;  // block -> rounded bytes
   AllocatorStats stats_;
 };
 

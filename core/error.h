@@ -26,11 +26,11 @@ std::string concat(const Parts&... parts) {
 }  // namespace imerge
 
 // IMERGE_CHECK(cond, "Conv2d: input ", x.describe(), " must have 4 dimensions");
-#define IMERGE_CHECK(cond, ...)                                                         \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
+#define IMERGE_CHECK(cond, ...)                                                                \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
       ::imerge::detail::throwError(__FILE__, __LINE__, ::imerge::detail::concat(__VA_ARGS__)); \
-    }                                                                                   \
+    }                                                                                          \
   } while (0)
 
 #define IMERGE_FAIL(...) \

@@ -53,6 +53,8 @@ Generator& defaultGenerator() {
   return generator;
 }
 
-void manualSeed(uint64_t seed) { defaultGenerator().seed(seed); }
+void manualSeed(uint64_t seed) {
+  defaultGenerator().seed(seed);
+}
 
 }  // namespace imerge

@@ -39,8 +39,9 @@ Tensor Tensor::full(const Shape& shape, float value, Device& device) {
 namespace {
 template <typename T>
 Tensor fromHostValues(const std::vector<T>& values, const Shape& shape) {
-  IMERGE_CHECK(static_cast<int64_t>(values.size()) == shapeNumel(shape), "Tensor::fromVector: ",
-               values.size(), " values do not fill shape ", shapeToString(shape));
+  IMERGE_CHECK(static_cast<int64_t>(values.size()) == shapeNumel(shape),
+               "Tensor::fromVector: ", values.size(), " values do not fill shape ",
+               shapeToString(shape));
   Tensor tensor = Tensor::empty(shape, DTypeOf<T>::value);
   std::memcpy(tensor.rawData(), values.data(), values.size() * sizeof(T));
   return tensor;
@@ -75,8 +76,7 @@ void* Tensor::rawData() const {
 }
 
 void Tensor::checkDType(DType wanted) const {
-  IMERGE_CHECK(dtype_ == wanted, "Tensor: asked for ", dtypeName(wanted), " data of ",
-               describe());
+  IMERGE_CHECK(dtype_ == wanted, "Tensor: asked for ", dtypeName(wanted), " data of ", describe());
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
@@ -106,9 +106,9 @@ Tensor Tensor::reshape(const Shape& shape) const {
 
 Tensor Tensor::flatView(int64_t elementOffset, const Shape& shape) const {
   const int64_t count = shapeNumel(shape);
-  IMERGE_CHECK(elementOffset >= 0 && elementOffset + count <= numel_, "Tensor::flatView: ",
-               shapeToString(shape), " at offset ", elementOffset, " does not fit in ",
-               describe());
+  IMERGE_CHECK(elementOffset >= 0 && elementOffset + count <= numel_,
+               "Tensor::flatView: ", shapeToString(shape), " at offset ", elementOffset,
+               " does not fit in ", describe());
   Tensor view = *this;
   view.offset_ = offset_ + elementOffset;
   view.shape_ = shape;

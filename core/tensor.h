@@ -89,7 +89,9 @@ class Tensor {
   std::vector<float> toVector() const;  // float32 only
   float item() const;                   // a one-element float32 tensor's value
 
-  bool sharesStorageWith(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
+  bool sharesStorageWith(const Tensor& other) const {
+    return storage_ && storage_ == other.storage_;
+  }
   // "float32[16, 3, 28, 28]", for error messages.
   std::string describe() const;
 

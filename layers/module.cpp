@@ -9,15 +9,15 @@ void checkName(const std::string& kind, const std::string& name) {
 }
 }  // namespace
 
-Variable& Module::registerParameter(const std::string& name, Tensor value) {
+Variable Module::registerParameter(const std::string& name, Tensor value) {
   checkName("parameter", name);
   for (auto& [existing, variable] : parameters_) {
     IMERGE_CHECK(existing != name, "Module: parameter '", name, "' is registered twice");
   }
-  auto variable = std::make_unique<Variable>(std::move(value), true);
-  variable->setName(name);
-  parameters_.emplace_back(name, std::move(variable));
-  return *parameters_.back().second;
+  Variable variable(std::move(value), true);
+  variable.setName(name);
+  parameters_.emplace_back(name, variable);
+  return variable;
 }
 
 Tensor& Module::registerBuffer(const std::string& name, Tensor value) {
@@ -34,7 +34,7 @@ void Module::addChild(const std::string& name, std::shared_ptr<Module> child) {
 
 void Module::collectParameters(const std::string& prefix,
                                std::vector<std::pair<std::string, Variable>>& out) const {
-  for (const auto& [name, variable] : parameters_) out.emplace_back(prefix + name, *variable);
+  for (const auto& [name, variable] : parameters_) out.emplace_back(prefix + name, variable);
   for (const auto& [name, child] : children_) child->collectParameters(prefix + name + ".", out);
 }
 
@@ -68,7 +68,7 @@ void Module::train(bool training) {
 }
 
 void Module::zeroGrad() {
-  for (auto& [name, variable] : parameters_) variable->zeroGrad();
+  for (auto& [name, variable] : parameters_) variable.zeroGrad();
   for (auto& [name, child] : children_) child->zeroGrad();
 }
 

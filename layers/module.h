@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autograd/variable.h"
+#include "core/random.h"
 
 namespace imerge::layers {
 
@@ -44,7 +45,7 @@ class Module {
   virtual std::string describe() const = 0;
 
  protected:
-  Variable& registerParameter(const std::string& name, Tensor value);
+  Variable registerParameter(const std::string& name, Tensor value);
   Tensor& registerBuffer(const std::string& name, Tensor value);
   template <typename Child>
   std::shared_ptr<Child> registerModule(const std::string& name, std::shared_ptr<Child> child) {
@@ -59,8 +60,8 @@ class Module {
   void collectBuffers(const std::string& prefix,
                       std::vector<std::pair<std::string, Tensor>>& out) const;
 
-  // Stable addresses: registerParameter returns references that layers keep.
-  std::vector<std::pair<std::string, std::unique_ptr<Variable>>> parameters_;
+  std::vector<std::pair<std::string, Variable>> parameters_;
+  // Stable addresses: layers keep the references registerBuffer returns and update in place.
   std::vector<std::pair<std::string, std::unique_ptr<Tensor>>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;

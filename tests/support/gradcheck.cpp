@@ -1,8 +1,8 @@
 #include "support/gradcheck.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "autograd/grad_mode.h"
 #include "core/random.h"
@@ -59,8 +59,8 @@ void expectGradientsMatchFiniteDifferences(const OpUnderTest& op, std::vector<Va
       const double exact = analytic.data<float>()[i];
       const double allowed = options.atol + options.rtol * std::fabs(numeric);
       if (!(std::fabs(exact - numeric) <= allowed) && failures++ < 5) {
-        ADD_FAILURE() << "input " << index << " (" << input.tensor().describe() << ") element "
-                      << i << ": analytic " << exact << ", finite difference " << numeric;
+        ADD_FAILURE() << "input " << index << " (" << input.tensor().describe() << ") element " << i
+                      << ": analytic " << exact << ", finite difference " << numeric;
       }
     }
     EXPECT_EQ(failures, 0) << "input " << index << ": " << failures << " of " << input.numel()

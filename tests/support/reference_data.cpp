@@ -1,9 +1,9 @@
 #include "support/reference_data.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace imerge::testing {
 

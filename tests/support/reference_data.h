@@ -7,9 +7,8 @@
 // Integer tensors (labels) carry "dtype": "int64".
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/tensor.h"
 

@@ -1,0 +1,50 @@
+#include "layers/sgd.h"
+
+namespace imerge::layers {
+
+Sgd::Sgd(std::vector<autograd::Variable> parameters, const SgdOptions& options)
+    : parameters_(std::move(parameters)), momentumBuffers_(parameters_.size()), options_(options) {
+  IMERGE_CHECK(options.learningRate >= 0.0f, "SGD: learning rate must be >= 0, got ",
+               options.learningRate);
+  IMERGE_CHECK(options.momentum >= 0.0f, "SGD: momentum must be >= 0, got ", options.momentum);
+  IMERGE_CHECK(options.weightDecay >= 0.0f, "SGD: weight decay must be >= 0, got ",
+               options.weightDecay);
+  IMERGE_CHECK(!options.nesterov || (options.momentum > 0.0f && options.dampening == 0.0f),
+               "SGD: Nesterov momentum requires momentum > 0 and dampening 0");
+}
+
+void Sgd::step() {
+  const float lr = options_.learningRate;
+  const float momentum = options_.momentum;
+  const float keep = 1.0f - options_.dampening;
+  const float decay = options_.weightDecay;
+  const bool nesterov = options_.nesterov;
+  for (size_t index = 0; index < parameters_.size(); ++index) {
+    autograd::Variable& parameter = parameters_[index];
+    if (!parameter.hasGrad()) continue;
+    float* p = parameter.tensor().data<float>();
+    const float* g = parameter.grad().data<float>();
+    const int64_t n = parameter.numel();
+    if (momentum == 0.0f) {
+#pragma omp parallel for simd if (n > 65536) schedule(static)
+      for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + decay * p[i]);
+      continue;
+    }
+    Tensor& bufferTensor = momentumBuffers_[index];
+    const bool firstStep = !bufferTensor.defined();
+    if (firstStep) bufferTensor = Tensor::empty(parameter.shape());
+    float* buf = bufferTensor.data<float>();
+#pragma omp parallel for simd if (n > 65536) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = g[i] + decay * p[i];
+      buf[i] = firstStep ? d : momentum * buf[i] + keep * d;
+      p[i] -= lr * (nesterov ? d + momentum * buf[i] : buf[i]);
+    }
+  }
+}
+
+void Sgd::zeroGrad() {
+  for (auto& parameter : parameters_) parameter.zeroGrad();
+}
+
+}  // namespace imerge::layers

@@ -1,0 +1,48 @@
+// Stochastic gradient descent with momentum, Nesterov momentum and weight decay, with the
+// exact update of PyTorch's torch.optim.SGD:
+//
+//   d = grad + weight_decay * p
+//   buf = d                                  (first step)
+//   buf = momentum * buf + (1 - dampening) * d (later steps)
+//   d = nesterov ? d + momentum * buf : buf   (when momentum > 0)
+//   p -= lr * d
+//
+// Parameters without a gradient in this step are left untouched, as in PyTorch.
+#pragma once
+
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace imerge::layers {
+
+struct SgdOptions {
+  float learningRate = 0.01f;
+  float momentum = 0.0f;
+  float dampening = 0.0f;
+  float weightDecay = 0.0f;
+  bool nesterov = false;
+};
+
+class Sgd {
+ public:
+  Sgd(std::vector<autograd::Variable> parameters, const SgdOptions& options);
+
+  void step();
+  void zeroGrad();
+
+  float learningRate() const { return options_.learningRate; }
+  void setLearningRate(float learningRate) { options_.learningRate = learningRate; }
+  const SgdOptions& options() const { return options_; }
+
+  // Momentum buffers, one per parameter (undefined before the parameter's first step); for
+  // checkpoints.
+  std::vector<Tensor>& momentumBuffers() { return momentumBuffers_; }
+
+ private:
+  std::vector<autograd::Variable> parameters_;
+  std::vector<Tensor> momentumBuffers_;
+  SgdOptions options_;
+};
+
+}  // namespace imerge::layers
