@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures and builds one configuration of imerge with CMake and Ninja.
+#   scripts/build.sh release   -> build/release   (optimised; the default)
+#   scripts/build.sh asan      -> build/asan      (AddressSanitizer + UBSan, -O1 -g)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+config=${1:-release}
+jobs=${JOBS:-$(nproc)}
+case "$config" in
+  release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMERGE_SANITIZE=ON -DIMERGE_BUILD_BENCH=OFF
+               "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g") ;;
+  *) echo "build.sh: unknown configuration '$config' (release or asan)" >&2; exit 2 ;;
+esac
+
+cmake -S . -B "build/$config" -G Ninja "${flags[@]}" >/dev/null
+cmake --build "build/$config" -j "$jobs"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages imerge builds and runs with (DESIGN.md section 5), skipping the
+# network entirely when they are all present. Run as root on Debian 12.
+#   scripts/install-deps.sh          build, test and run dependencies
+#   scripts/install-deps.sh --bench  also PyTorch, the side-by-side benchmark's peer
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libopenblas-dev libopenblas0-openmp libdnnl-dev
+  libopenmpi-dev openmpi-bin
+  libstb-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch python3-torchvision)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: run as root (or with sudo) to install packages" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} packages present"
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's second command (and CI's): install what is missing, build the optimised and the
+# sanitizer configurations, and run the whole test suite in both. The end-to-end training test
+# (label "slow") runs only in the optimised build, where it takes about a minute.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+start=$SECONDS
+scripts/build.sh release
+(cd build/release && ctest --output-on-failure -j 2)
+echo "run-tests: release build and tests took $((SECONDS - start)) s"
+
+start=$SECONDS
+scripts/build.sh asan
+# detect_leaks=0: libgomp and oneDNN keep thread pools and JIT buffers until exit, by design.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build/asan && ctest --output-on-failure -j 2 -LE slow)
+echo "run-tests: sanitizer build and tests took $((SECONDS - start)) s"
