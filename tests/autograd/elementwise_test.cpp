@@ -1,0 +1,320 @@
+// Elementwise, reduction, shape and dropout ops: forward values, finite-difference gradients,
+// views, dropout's statistics and determinism, and the messages bad inputs get.
+#include "autograd/ops/elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "autograd/grad_mode.h"
+#include "support/gradcheck.h"
+
+namespace imerge {
+namespace {
+
+using autograd::Variable;
+using testing::expectGradientsMatchFiniteDifferences;
+using testing::randomTensor;
+
+Tensor floats(std::vector<float> values, const Shape& shape) {
+  return Tensor::fromVector(values, shape);
+}
+
+template <typename Body>
+std::string errorMessage(Body&& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected an imerge::Error";
+  return "";
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+
+// Random values with |v| >= 0.2, so a finite-difference step never crosses ReLU's kink.
+Tensor awayFromZero(const Shape& shape, uint64_t seed) {
+  Tensor tensor = randomTensor(shape, seed, -1.0f, 1.0f);
+  float* values = tensor.data<float>();
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    values[i] += values[i] >= 0 ? 0.2f : -0.2f;
+  }
+  return tensor;
+}
+
+Variable param(const Shape& shape, uint64_t seed) {
+  return Variable(randomTensor(shape, seed), true);
+}
+
+// ---- forward values ------------------------------------------------------------------------
+
+TEST(ElementwiseForward, ComputesTheExpectedValues) {
+  Variable a(floats({1, -2, 3, -4}, {2, 2}));
+  Variable b(floats({5, 6, -7, 8}, {2, 2}));
+  EXPECT_EQ(autograd::add(a, b).tensor().toVector(), (std::vector<float>{6, 4, -4, 4}));
+  EXPECT_EQ(autograd::sub(a, b).tensor().toVector(), (std::vector<float>{-4, -8, 10, -12}));
+  EXPECT_EQ(autograd::mul(a, b).tensor().toVector(), (std::vector<float>{5, -12, -21, -32}));
+  EXPECT_EQ(autograd::scale(a, -0.5f).tensor().toVector(),
+            (std::vector<float>{-0.5f, 1, -1.5f, 2}));
+  EXPECT_EQ(autograd::relu(a).tensor().toVector(), (std::vector<float>{1, 0, 3, 0}));
+  Variable total = autograd::sum(a);
+  EXPECT_EQ(total.shape(), Shape({1}));
+  EXPECT_FLOAT_EQ(total.tensor().item(), -2.0f);
+  Variable average = autograd::mean(a);
+  EXPECT_EQ(average.shape(), Shape({1}));
+  EXPECT_FLOAT_EQ(average.tensor().item(), -0.5f);
+}
+
+TEST(ElementwiseForward, OpsOnInputsWithoutGradRecordNoGraph) {
+  Variable a(floats({1, 2}, {2}));
+  Variable out = autograd::relu(autograd::add(a, a));
+  EXPECT_FALSE(out.requiresGrad());
+  EXPECT_TRUE(out.isLeaf());
+}
+
+TEST(ElementwiseForward, NoGradModeRecordsNoGraph) {
+  Variable w = param({3}, 1);
+  autograd::NoGradGuard noGrad;
+  Variable out = autograd::sum(autograd::mul(w, w));
+  EXPECT_FALSE(out.requiresGrad());
+  EXPECT_TRUE(out.isLeaf());
+}
+
+// ---- gradients by finite differences ----------------------------------------------------
+
+TEST(ElementwiseGradient, Add) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::add(in[0], in[1]); },
+                                        {param({3, 4}, 1), param({3, 4}, 2)});
+}
+
+TEST(ElementwiseGradient, Sub) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::sub(in[0], in[1]); },
+                                        {param({3, 4}, 3), param({3, 4}, 4)});
+}
+
+TEST(ElementwiseGradient, Mul) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::mul(in[0], in[1]); },
+                                        {param({2, 5}, 5), param({2, 5}, 6)});
+}
+
+TEST(ElementwiseGradient, MulOfAVariableWithItself) {
+  // Both uses reach the same variable; its gradient is the sum of the two, 2x.
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::mul(in[0], in[0]); },
+                                        {param({7}, 7)});
+}
+
+TEST(ElementwiseGradient, OnlyTheInputThatRequiresGradGetsOne) {
+  Variable constant(randomTensor({4}, 8));
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::mul(in[0], in[1]); },
+                                        {param({4}, 9), constant});
+  EXPECT_FALSE(constant.hasGrad());
+}
+
+TEST(ElementwiseGradient, Scale) {
+  expectGradientsMatchFiniteDifferences(
+      [](const auto& in) { return autograd::scale(in[0], -2.5f); }, {param({3, 3}, 10)});
+}
+
+TEST(ElementwiseGradient, Relu) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::relu(in[0]); },
+                                        {Variable(awayFromZero({4, 6}, 11), true)});
+}
+
+TEST(ElementwiseGradient, Sum) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::sum(in[0]); },
+                                        {param({2, 3, 4}, 12)});
+}
+
+TEST(ElementwiseGradient, Mean) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::mean(in[0]); },
+                                        {param({5, 3}, 13)});
+}
+
+TEST(ElementwiseGradient, Reshape) {
+  expectGradientsMatchFiniteDifferences(
+      [](const auto& in) {
+        return autograd::reshape(in[0], {3, -1});
+      },
+      {param({2, 3, 2}, 14)});
+}
+
+TEST(ElementwiseGradient, Flatten) {
+  expectGradientsMatchFiniteDifferences([](const auto& in) { return autograd::flatten(in[0]); },
+                                        {param({2, 3, 2, 2}, 15)});
+}
+
+TEST(ElementwiseGradient, Dropout) {
+  // A fresh generator per call gives every evaluation the same mask.
+  expectGradientsMatchFiniteDifferences(
+      [](const auto& in) {
+        Generator generator(42);
+        return autograd::dropout(in[0], 0.4f, true, generator);
+      },
+      {param({6, 5}, 16)});
+}
+
+TEST(ElementwiseGradient, Composite) {
+  // mean(relu(a * b - c) * 3): every op's backward in one graph, c used twice.
+  expectGradientsMatchFiniteDifferences(
+      [](const auto& in) {
+        Variable inner = autograd::sub(autograd::mul(in[0], in[1]), in[2]);
+        return autograd::mean(autograd::scale(autograd::mul(autograd::relu(inner), in[2]), 3.0f));
+      },
+      {Variable(awayFromZero({8}, 17), true), Variable(awayFromZero({8}, 18), true),
+       Variable(awayFromZero({8}, 19), true)},
+      {.epsilon = 1e-3f, .rtol = 2e-2f, .atol = 2e-3f});
+}
+
+// ---- shape ops ----------------------------------------------------------------------------
+
+TEST(Reshape, IsAViewThatSharesStorage) {
+  Variable input(randomTensor({2, 6}, 20), true);
+  Variable output = autograd::reshape(input, {3, -1});
+  EXPECT_EQ(output.shape(), Shape({3, 4}));
+  EXPECT_TRUE(output.tensor().sharesStorageWith(input.tensor()));
+  EXPECT_EQ(output.tensor().toVector(), input.tensor().toVector());
+}
+
+TEST(Reshape, BackwardReshapesTheGradientBack) {
+  Variable input(randomTensor({2, 6}, 21), true);
+  Variable output = autograd::reshape(input, {4, 3});
+  output.backward(floats({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3}));
+  EXPECT_EQ(input.grad().shape(), Shape({2, 6}));
+  EXPECT_EQ(input.grad().toVector(), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+TEST(Reshape, BadShapeNamesBothShapes) {
+  Variable input(Tensor::zeros({2, 3}), true);
+  const std::string message = errorMessage([&] { autograd::reshape(input, {4, 2}); });
+  EXPECT_CONTAINS(message, "float32[2, 3]");
+  EXPECT_CONTAINS(message, "[4, 2]");
+}
+
+TEST(Flatten, KeepsTheBatchDimension) {
+  Variable input(randomTensor({2, 3, 4, 5}, 22), true);
+  Variable output = autograd::flatten(input);
+  EXPECT_EQ(output.shape(), Shape({2, 60}));
+  EXPECT_TRUE(output.tensor().sharesStorageWith(input.tensor()));
+  EXPECT_EQ(autograd::flatten(Variable(Tensor::zeros({7}))).shape(), Shape({7, 1}));
+  EXPECT_EQ(autograd::flatten(Variable(Tensor::zeros({0, 3, 2}))).shape(), Shape({0, 6}));
+}
+
+// ---- dropout --------------------------------------------------------------------------------
+
+TEST(Dropout, ZeroProbabilityIsTheIdentity) {
+  Variable input(randomTensor({4, 5}, 23), true);
+  Variable output = autograd::dropout(input, 0.0f, true);
+  EXPECT_EQ(output.tensor().toVector(), input.tensor().toVector());
+  autograd::sum(output).backward();
+  EXPECT_EQ(input.grad().toVector(), std::vector<float>(20, 1.0f));
+}
+
+TEST(Dropout, EvaluationIsTheIdentityAndDrawsNothing) {
+  Variable input(randomTensor({4, 5}, 24), true);
+  Generator generator(7);
+  const std::string before = generator.state();
+  Variable output = autograd::dropout(input, 0.5f, false, generator);
+  EXPECT_EQ(output.tensor().toVector(), input.tensor().toVector());
+  EXPECT_EQ(generator.state(), before);
+}
+
+TEST(Dropout, TrainingZeroesAboutPAndScalesSurvivors) {
+  const float p = 0.3f;
+  Variable input(Tensor::full({200, 500}, 2.0f), true);
+  Generator generator(123);
+  Variable output = autograd::dropout(input, p, true, generator);
+  const std::vector<float> values = output.tensor().toVector();
+  int64_t zeroed = 0;
+  for (float value : values) {
+    if (value == 0.0f) {
+      ++zeroed;
+    } else {
+      ASSERT_FLOAT_EQ(value, 2.0f / (1.0f - p));
+    }
+  }
+  const double fraction = static_cast<double>(zeroed) / static_cast<double>(values.size());
+  // 100000 Bernoulli(0.3) draws: the standard deviation of the fraction is 0.0014.
+  EXPECT_NEAR(fraction, p, 0.01);
+}
+
+TEST(Dropout, GradientIsMaskedAndScaledLikeTheForward) {
+  const float p = 0.5f;
+  Variable input(Tensor::full({10, 10}, 1.0f), true);
+  Generator generator(9);
+  Variable output = autograd::dropout(input, p, true, generator);
+  autograd::sum(output).backward();
+  // With an all-ones input the output is the mask itself, and d sum / d input is the mask too.
+  EXPECT_EQ(input.grad().toVector(), output.tensor().toVector());
+}
+
+TEST(Dropout, SameSeedSameMaskAndOtherSeedOtherMask) {
+  Variable input(Tensor::full({1000}, 1.0f));
+  Generator first(5);
+  Generator second(5);
+  Generator third(6);
+  const auto a = autograd::dropout(input, 0.5f, true, first).tensor().toVector();
+  const auto b = autograd::dropout(input, 0.5f, true, second).tensor().toVector();
+  const auto c = autograd::dropout(input, 0.5f, true, third).tensor().toVector();
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  // The generator moves on: the next mask differs from the first.
+  EXPECT_NE(autograd::dropout(input, 0.5f, true, first).tensor().toVector(), a);
+}
+
+TEST(Dropout, ProbabilityOneDropsEverything) {
+  Variable input(randomTensor({50}, 25), true);
+  Generator generator(1);
+  EXPECT_EQ(autograd::dropout(input, 1.0f, true, generator).tensor().toVector(),
+            std::vector<float>(50, 0.0f));
+}
+
+TEST(Dropout, RejectsProbabilityOutsideZeroOne) {
+  Variable input(Tensor::zeros({3}));
+  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(input, 1.5f, true); }),
+                  "dropout: probability p = 1.5");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(input, -0.1f, false); }), "outside [0, 1]");
+}
+
+// ---- bad inputs -----------------------------------------------------------------------------
+
+TEST(ElementwiseErrors, BinaryOpsNameTheOpAndBothShapes) {
+  Variable a(Tensor::zeros({2, 3}), true);
+  Variable b(Tensor::zeros({3, 2}), true);
+  EXPECT_CONTAINS(errorMessage([&] { autograd::add(a, b); }),
+                  "add: shapes differ: float32[2, 3] and float32[3, 2]");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::sub(a, b); }),
+                  "sub: shapes differ: float32[2, 3] and float32[3, 2]");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::mul(a, b); }),
+                  "mul: shapes differ: float32[2, 3] and float32[3, 2]");
+}
+
+TEST(ElementwiseErrors, NonFloatInputsNameTheOpAndDType) {
+  Variable labels(Tensor::fromVector(std::vector<int64_t>{1, 2}, {2}));
+  Variable values(Tensor::zeros({2}));
+  EXPECT_CONTAINS(errorMessage([&] { autograd::relu(labels); }),
+                  "relu: expects float32, got int64[2]");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::add(values, labels); }),
+                  "add: expects float32, got float32[2] and int64[2]");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::sum(labels); }), "sum: expects float32");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(labels, 0.5f, true); }),
+                  "dropout: expects float32");
+}
+
+TEST(ElementwiseErrors, UndefinedInputsAreReported) {
+  EXPECT_CONTAINS(errorMessage([&] { autograd::relu(Variable()); }), "relu: input is an undefined");
+  EXPECT_CONTAINS(errorMessage([&] { autograd::mul(Variable(), Variable(Tensor::zeros({1}))); }),
+                  "mul: input is an undefined");
+}
+
+TEST(ElementwiseErrors, MeanOfNothingIsRejected) {
+  EXPECT_CONTAINS(errorMessage([&] {
+                    autograd::mean(Variable(Tensor::zeros({0, 3})));
+                  }),
+                  "mean: input float32[0, 3] has no elements");
+}
+
+}  // namespace
+}  // namespace imerge
