@@ -1,0 +1,395 @@
+#include "core/cpu/pooling.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/cpu/dnnl_context.h"
+
+namespace imerge::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::pooling_backward;
+using dnnl::pooling_forward;
+using dnnl::prop_kind;
+
+void checkInput(const char* op, const Tensor& input) {
+  IMERGE_CHECK(input.defined(), op, ": input is undefined");
+  IMERGE_CHECK(input.dtype() == DType::Float32, op, ": input ", input.describe(),
+               " must be float32");
+  IMERGE_CHECK(input.ndim() == 4, op, ": input ", input.describe(),
+               " must have 4 dimensions [N, C, H, W]");
+  IMERGE_CHECK(input.device().type() == DeviceType::CPU, op, ": input ", input.describe(),
+               " is on ", input.device().name(), ", this kernel runs on the CPU");
+}
+
+// Output shape of a pooling, after checking the options make sense for this input.
+Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
+  const auto& [kernel, stride, padding, ceilMode] = params;
+  for (int axis = 0; axis < 2; ++axis) {
+    IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
+                 kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
+                 " must be positive and padding ", padding[0], "x", padding[1],
+                 " non-negative (input ", shapeToString(inputShape), ")");
+    // PyTorch's limit: a window must always cover at least one input element.
+    IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
+                 " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
+                 shapeToString(inputShape), ")");
+  }
+  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
+  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
+  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
+               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
+               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
+               padding[1], ")");
+  return {inputShape[0], inputShape[1],
+          pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
+          pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
+}
+
+memory::dims dims(const Shape& shape) {
+  return memory::dims(shape.begin(), shape.end());
+}
+
+memory::desc planeDesc(const Shape& shape) {
+  return memory::desc(dims(shape), memory::data_type::f32, memory::format_tag::nchw);
+}
+
+memory wrap(const memory::desc& desc, const Tensor& tensor) {
+  return memory(desc, dnnlEngine(), tensor.rawData());
+}
+
+// Right padding that makes oneDNN produce exactly `outputSize` windows: more than `padding`
+// in ceil mode, where the last window hangs over the input's end.
+int64_t rightPadding(int64_t inputSize, int64_t outputSize, int64_t kernel, int64_t stride,
+                     int64_t padding) {
+  return (outputSize - 1) * stride + kernel - inputSize - padding;
+}
+
+std::string poolKey(const char* kind, const Shape& inputShape, const Shape& outputShape,
+                    const Pool2dParams& params) {
+  return detail::concat(kind, " ", shapeToString(inputShape), "->", shapeToString(outputShape),
+                        " k", params.kernel[0], "x", params.kernel[1], " s", params.stride[0], "x",
+                        params.stride[1], " p", params.padding[0], "x", params.padding[1]);
+}
+
+pooling_forward::desc forwardDesc(prop_kind propagation, algorithm kind, const Shape& inputShape,
+                                  const Shape& outputShape, const Pool2dParams& params) {
+  const auto& [kernel, stride, padding, ceilMode] = params;
+  const memory::dims right = {
+      rightPadding(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0]),
+      rightPadding(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1])};
+  return pooling_forward::desc(propagation, kind, planeDesc(inputShape), planeDesc(outputShape),
+                               {stride[0], stride[1]}, {kernel[0], kernel[1]},
+                               {padding[0], padding[1]}, right);
+}
+
+struct ForwardEntry {
+  pooling_forward::primitive_desc descriptor;
+  pooling_forward primitive;
+};
+
+struct BackwardEntry {
+  pooling_backward::primitive_desc descriptor;
+  pooling_backward primitive;
+};
+
+PrimitiveCache<ForwardEntry>& forwardCache() {
+  static PrimitiveCache<ForwardEntry> cache;
+  return cache;
+}
+
+PrimitiveCache<BackwardEntry>& backwardCache() {
+  static PrimitiveCache<BackwardEntry> cache;
+  return cache;
+}
+
+ForwardEntry& forwardPrimitive(prop_kind propagation, algorithm kind, const Shape& inputShape,
+                               const Shape& outputShape, const Pool2dParams& params) {
+  const std::string key =
+      detail::concat(poolKey("pool_fwd", inputShape, outputShape, params), " alg",
+                     static_cast<int>(kind), " prop", static_cast<int>(propagation));
+  return forwardCache().getOrBuild(key, [&] {
+    pooling_forward::primitive_desc descriptor(
+        forwardDesc(propagation, kind, inputShape, outputShape, params), dnnlEngine());
+    return ForwardEntry{descriptor, pooling_forward(descriptor)};
+  });
+}
+
+BackwardEntry& backwardPrimitive(algorithm kind, const Shape& inputShape, const Shape& outputShape,
+                                 const Pool2dParams& params) {
+  const std::string key = detail::concat(poolKey("pool_bwd", inputShape, outputShape, params),
+                                         " alg", static_cast<int>(kind));
+  return backwardCache().getOrBuild(key, [&] {
+    // oneDNN wants the forward descriptor as a hint (it fixes the workspace's layout).
+    const ForwardEntry& forward =
+        forwardPrimitive(prop_kind::forward_training, kind, inputShape, outputShape, params);
+    const auto& [kernel, stride, padding, ceilMode] = params;
+    const memory::dims right = {
+        rightPadding(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0]),
+        rightPadding(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1])};
+    pooling_backward::desc desc(kind, planeDesc(inputShape), planeDesc(outputShape),
+                                {stride[0], stride[1]}, {kernel[0], kernel[1]},
+                                {padding[0], padding[1]}, right);
+    pooling_backward::primitive_desc descriptor(desc, dnnlEngine(), forward.descriptor);
+    return BackwardEntry{descriptor, pooling_backward(descriptor)};
+  });
+}
+
+// One output position's window along one axis: input rows [start, end) and the count this
+// axis contributes to the divisor. Height and width windows are independent, so a window's
+// divisor is heightCount * widthCount for every rule used here.
+struct AxisWindow {
+  int64_t start;
+  int64_t end;
+  int64_t count;
+};
+
+std::vector<AxisWindow> adaptiveWindows(int64_t inputSize, int64_t outputSize) {
+  std::vector<AxisWindow> windows(outputSize);
+  for (int64_t i = 0; i < outputSize; ++i) {
+    const int64_t start = (i * inputSize) / outputSize;                       // floor
+    const int64_t end = ((i + 1) * inputSize + outputSize - 1) / outputSize;  // ceil
+    windows[i] = {start, end, end - start};
+  }
+  return windows;
+}
+
+// PyTorch's avg_pool2d windows: with padding counted, the divisor runs to the end of the real
+// padding but never into the extra padding that ceil mode adds.
+std::vector<AxisWindow> strideWindows(int64_t inputSize, int64_t outputSize, int64_t kernel,
+                                      int64_t stride, int64_t padding, bool countIncludePad) {
+  std::vector<AxisWindow> windows(outputSize);
+  for (int64_t i = 0; i < outputSize; ++i) {
+    int64_t start = i * stride - padding;
+    int64_t end = std::min(start + kernel, inputSize + padding);
+    const int64_t paddedCount = end - start;
+    start = std::max<int64_t>(start, 0);
+    end = std::min(end, inputSize);
+    windows[i] = {start, end, countIncludePad ? paddedCount : end - start};
+  }
+  return windows;
+}
+
+// Average pooling by direct loops over precomputed windows, one (n, c) plane per task.
+void windowedAverageForward(const Tensor& input, Tensor& output,
+                            const std::vector<AxisWindow>& rows,
+                            const std::vector<AxisWindow>& columns) {
+  const int64_t planes = input.dim(0) * input.dim(1);
+  const int64_t height = input.dim(2), width = input.dim(3);
+  const int64_t outHeight = output.dim(2), outWidth = output.dim(3);
+  const float* x = input.data<float>();  // [planes, H, W]
+  float* y = output.data<float>();       // [planes, H_out, W_out]
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* xPlane = x + plane * height * width;
+    float* yPlane = y + plane * outHeight * outWidth;
+    for (int64_t oh = 0; oh < outHeight; ++oh) {
+      const AxisWindow& row = rows[oh];
+      for (int64_t ow = 0; ow < outWidth; ++ow) {
+        const AxisWindow& column = columns[ow];
+        float sum = 0.0f;
+        for (int64_t h = row.start; h < row.end; ++h) {
+          for (int64_t w = column.start; w < column.end; ++w) sum += xPlane[h * width + w];
+        }
+        const int64_t divisor = row.count * column.count;
+        yPlane[oh * outWidth + ow] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
+      }
+    }
+  }
+}
+
+void windowedAverageBackward(const Tensor& gradOutput, Tensor& gradInput,
+                             const std::vector<AxisWindow>& rows,
+                             const std::vector<AxisWindow>& columns) {
+  const int64_t planes = gradInput.dim(0) * gradInput.dim(1);
+  const int64_t height = gradInput.dim(2), width = gradInput.dim(3);
+  const int64_t outHeight = gradOutput.dim(2), outWidth = gradOutput.dim(3);
+  const float* dy = gradOutput.data<float>();  // [planes, H_out, W_out]
+  float* dx = gradInput.data<float>();         // [planes, H, W]
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* dyPlane = dy + plane * outHeight * outWidth;
+    float* dxPlane = dx + plane * height * width;
+    std::fill(dxPlane, dxPlane + height * width, 0.0f);
+    for (int64_t oh = 0; oh < outHeight; ++oh) {
+      const AxisWindow& row = rows[oh];
+      for (int64_t ow = 0; ow < outWidth; ++ow) {
+        const AxisWindow& column = columns[ow];
+        const int64_t divisor = row.count * column.count;
+        if (divisor == 0) continue;
+        const float share = dyPlane[oh * outWidth + ow] / static_cast<float>(divisor);
+        for (int64_t h = row.start; h < row.end; ++h) {
+          for (int64_t w = column.start; w < column.end; ++w) dxPlane[h * width + w] += share;
+        }
+      }
+    }
+  }
+}
+
+// oneDNN's include-padding divisor is the full kernel; PyTorch's stops at the real padding.
+// They agree unless ceil mode pushes a window past the real padding.
+bool oneDnnMatchesAverage(const Shape& inputShape, const Shape& outputShape,
+                          const Pool2dParams& params, bool countIncludePad) {
+  if (!countIncludePad) return true;
+  for (int axis = 0; axis < 2; ++axis) {
+    const int64_t lastEnd = (outputShape[2 + axis] - 1) * params.stride[axis] -
+                            params.padding[axis] + params.kernel[axis];
+    if (lastEnd > inputShape[2 + axis] + params.padding[axis]) return false;
+  }
+  return true;
+}
+
+algorithm averageAlgorithm(bool countIncludePad) {
+  return countIncludePad ? algorithm::pooling_avg_include_padding
+                         : algorithm::pooling_avg_exclude_padding;
+}
+
+void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expected) {
+  IMERGE_CHECK(gradOutput.defined() && gradOutput.dtype() == DType::Float32 &&
+                   gradOutput.shape() == expected,
+               op, ": gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not match the output float32", shapeToString(expected));
+}
+
+Pool2dParams adaptiveAsPlain(const Shape& inputShape, std::array<int64_t, 2> outputSize) {
+  const int64_t kernelHeight = inputShape[2] / outputSize[0];
+  const int64_t kernelWidth = inputShape[3] / outputSize[1];
+  return Pool2dParams{{kernelHeight, kernelWidth}, {kernelHeight, kernelWidth}, {0, 0}, false};
+}
+
+bool adaptiveIsPlain(const Shape& inputShape, std::array<int64_t, 2> outputSize) {
+  return inputShape[2] % outputSize[0] == 0 && inputShape[3] % outputSize[1] == 0;
+}
+
+}  // namespace
+
+int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
+                   bool ceilMode) {
+  const int64_t span = inputSize + 2 * padding - kernel;
+  int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceilMode && (size - 1) * stride >= inputSize + padding) --size;
+  return size;
+}
+
+MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
+                                 bool keepWorkspace) {
+  checkInput("maxPool2d", input);
+  const Shape outputShape = pooledShape("maxPool2d", input.shape(), params);
+  const prop_kind propagation =
+      keepWorkspace ? prop_kind::forward_training : prop_kind::forward_inference;
+  ForwardEntry& entry =
+      forwardPrimitive(propagation, algorithm::pooling_max, input.shape(), outputShape, params);
+
+  MaxPool2dResult result;
+  result.output = Tensor::empty(outputShape);
+  std::unordered_map<int, memory> arguments = {
+      {DNNL_ARG_SRC, wrap(entry.descriptor.src_desc(), input)},
+      {DNNL_ARG_DST, wrap(entry.descriptor.dst_desc(), result.output)}};
+  if (keepWorkspace) {
+    // Opaque bytes held in a float32 tensor, so they come from the caching allocator.
+    const memory::desc workspaceDesc = entry.descriptor.workspace_desc();
+    const int64_t words = static_cast<int64_t>((workspaceDesc.get_size() + 3) / 4);
+    result.workspace = Tensor::empty({std::max<int64_t>(words, 1)});
+    arguments.emplace(DNNL_ARG_WORKSPACE, wrap(workspaceDesc, result.workspace));
+  }
+  entry.primitive.execute(dnnlStream(), arguments);
+  dnnlStream().wait();
+  return result;
+}
+
+Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, const Shape& inputShape,
+                         const Pool2dParams& params) {
+  const Shape outputShape = pooledShape("maxPool2d backward", inputShape, params);
+  checkGradOutput("maxPool2d backward", gradOutput, outputShape);
+  IMERGE_CHECK(workspace.defined(), "maxPool2d backward: no workspace for input float32",
+               shapeToString(inputShape), "; run the forward with keepWorkspace");
+  BackwardEntry& entry = backwardPrimitive(algorithm::pooling_max, inputShape, outputShape, params);
+  Tensor gradInput = Tensor::empty(inputShape);
+  entry.primitive.execute(
+      dnnlStream(), {{DNNL_ARG_DIFF_DST, wrap(entry.descriptor.diff_dst_desc(), gradOutput)},
+                     {DNNL_ARG_DIFF_SRC, wrap(entry.descriptor.diff_src_desc(), gradInput)},
+                     {DNNL_ARG_WORKSPACE, wrap(entry.descriptor.workspace_desc(), workspace)}});
+  dnnlStream().wait();
+  return gradInput;
+}
+
+Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool countIncludePad) {
+  checkInput("avgPool2d", input);
+  const Shape outputShape = pooledShape("avgPool2d", input.shape(), params);
+  Tensor output = Tensor::empty(outputShape);
+  if (!oneDnnMatchesAverage(input.shape(), outputShape, params, countIncludePad)) {
+    const auto& [kernel, stride, padding, ceilMode] = params;
+    windowedAverageForward(
+        input, output,
+        strideWindows(input.dim(2), outputShape[2], kernel[0], stride[0], padding[0], true),
+        strideWindows(input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], true));
+    return output;
+  }
+  // Inference propagation: average pooling's backward needs no workspace.
+  ForwardEntry& entry =
+      forwardPrimitive(prop_kind::forward_inference, averageAlgorithm(countIncludePad),
+                       input.shape(), outputShape, params);
+  entry.primitive.execute(dnnlStream(),
+                          {{DNNL_ARG_SRC, wrap(entry.descriptor.src_desc(), input)},
+                           {DNNL_ARG_DST, wrap(entry.descriptor.dst_desc(), output)}});
+  dnnlStream().wait();
+  return output;
+}
+
+Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
+                         const Pool2dParams& params, bool countIncludePad) {
+  const Shape outputShape = pooledShape("avgPool2d backward", inputShape, params);
+  checkGradOutput("avgPool2d backward", gradOutput, outputShape);
+  Tensor gradInput = Tensor::empty(inputShape);
+  if (!oneDnnMatchesAverage(inputShape, outputShape, params, countIncludePad)) {
+    const auto& [kernel, stride, padding, ceilMode] = params;
+    windowedAverageBackward(
+        gradOutput, gradInput,
+        strideWindows(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0], true),
+        strideWindows(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1], true));
+    return gradInput;
+  }
+  BackwardEntry& entry =
+      backwardPrimitive(averageAlgorithm(countIncludePad), inputShape, outputShape, params);
+  entry.primitive.execute(dnnlStream(),
+                          {{DNNL_ARG_DIFF_DST, wrap(entry.descriptor.diff_dst_desc(), gradOutput)},
+                           {DNNL_ARG_DIFF_SRC, wrap(entry.descriptor.diff_src_desc(), gradInput)}});
+  dnnlStream().wait();
+  return gradInput;
+}
+
+Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize) {
+  checkInput("adaptiveAvgPool2d", input);
+  IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
+               outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
+               ")");
+  if (adaptiveIsPlain(input.shape(), outputSize)) {
+    return avgPool2dForward(input, adaptiveAsPlain(input.shape(), outputSize), true);
+  }
+  Tensor output = Tensor::empty({input.dim(0), input.dim(1), outputSize[0], outputSize[1]});
+  windowedAverageForward(input, output, adaptiveWindows(input.dim(2), outputSize[0]),
+                         adaptiveWindows(input.dim(3), outputSize[1]));
+  return output;
+}
+
+Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape) {
+  IMERGE_CHECK(gradOutput.defined() && gradOutput.ndim() == 4 &&
+                   gradOutput.dim(0) == inputShape[0] && gradOutput.dim(1) == inputShape[1],
+               "adaptiveAvgPool2d backward: gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not fit input float32", shapeToString(inputShape));
+  const std::array<int64_t, 2> outputSize = {gradOutput.dim(2), gradOutput.dim(3)};
+  if (adaptiveIsPlain(inputShape, outputSize)) {
+    return avgPool2dBackward(gradOutput, inputShape, adaptiveAsPlain(inputShape, outputSize), true);
+  }
+  Tensor gradInput = Tensor::empty(inputShape);
+  windowedAverageBackward(gradOutput, gradInput, adaptiveWindows(inputShape[2], outputSize[0]),
+                          adaptiveWindows(inputShape[3], outputSize[1]));
+  return gradInput;
+}
+
+}  // namespace imerge::cpu

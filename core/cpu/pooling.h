@@ -1,0 +1,60 @@
+// 2-D pooling on the CPU, forward and backward, over plain NCHW float32 tensors.
+//
+// Max and average pooling run on oneDNN primitives, built once per shape and options. Output
+// sizes follow PyTorch, ceil_mode included: the extra right padding ceil_mode needs is passed to
+// oneDNN as padding_r. Two cases oneDNN cannot express run as direct OpenMP loops over
+// precomputed windows: adaptive average pooling whose input size is not a multiple of its
+// output size, and ceil-mode average pooling that counts padding, where PyTorch's divisor stops
+// at the real padding while oneDNN's would include the extra ceil-mode padding too.
+//
+// The kernels validate their inputs and name the op in their messages ("maxPool2d: ..."), so
+// the autograd ops call them directly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace imerge::cpu {
+
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{2, 2};   // {height, width}
+  std::array<int64_t, 2> stride{2, 2};   // {height, width}
+  std::array<int64_t, 2> padding{0, 0};  // on both sides, {height, width}
+  bool ceilMode = false;
+};
+
+// PyTorch's pooled size of one axis: floor or ceil of (size + 2 * padding - kernel) / stride,
+// plus one, less one in ceil mode if the last window would start beyond the input and its left
+// padding (it would see only right padding).
+int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
+                   bool ceilMode);
+
+// The output of max pooling and what its backward needs: the oneDNN workspace records which
+// element of each window won. The workspace is undefined when it was not asked for.
+struct MaxPool2dResult {
+  Tensor output;     // [N, C, H_out, W_out]
+  Tensor workspace;  // opaque bytes, sized by oneDNN
+};
+
+// input [N, C, H, W] -> [N, C, H_out, W_out]. keepWorkspace selects oneDNN's training
+// propagation (which writes the workspace) over inference.
+MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
+                                 bool keepWorkspace);
+// gradOutput [N, C, H_out, W_out] -> gradInput inputShape; workspace from the forward.
+Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, const Shape& inputShape,
+                         const Pool2dParams& params);
+
+// countIncludePad: divide by the window size including padding (PyTorch's default) or by the
+// number of input elements the window covers.
+Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool countIncludePad);
+Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
+                         const Pool2dParams& params, bool countIncludePad);
+
+// input [N, C, H, W] -> [N, C, outputSize[0], outputSize[1]], averaging over PyTorch's adaptive
+// windows: start = floor(i * H / H_out), end = ceil((i + 1) * H / H_out).
+Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize);
+Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape);
+
+}  // namespace imerge::cpu

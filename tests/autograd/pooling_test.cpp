@@ -1,0 +1,268 @@
+// Pooling ops: gradients against finite differences, forward and backward against PyTorch
+// (tests/reference/torch_pool_norm.py), and the messages bad inputs get.
+#include "autograd/ops/pooling.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "autograd/grad_mode.h"
+#include "core/cpu/pooling.h"
+#include "support/gradcheck.h"
+#include "support/reference_data.h"
+
+namespace imerge {
+namespace {
+
+using autograd::Pool2dOptions;
+using autograd::Variable;
+using testing::expectAllClose;
+using testing::expectGradientsMatchFiniteDifferences;
+
+constexpr float kRtol = 1e-4f;
+constexpr float kAtol = 1e-5f;
+
+// Distinct values 0.05 apart in shuffled order: every max-pooling window has one clear winner,
+// far beyond the finite-difference step, so the max never switches during the check.
+Tensor distinctValues(const Shape& shape, uint32_t seed) {
+  std::vector<float> values(shapeNumel(shape));
+  std::iota(values.begin(), values.end(), 0.0f);
+  std::shuffle(values.begin(), values.end(), std::mt19937(seed));
+  for (float& value : values) value = value * 0.05f - 1.0f;
+  return Tensor::fromVector(values, shape);
+}
+
+Pool2dOptions pool(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                   std::array<int64_t, 2> padding, bool ceilMode = false,
+                   bool countIncludePad = true) {
+  return Pool2dOptions{kernel, stride, padding, ceilMode, countIncludePad};
+}
+
+Pool2dOptions optionsOf(const testing::ReferenceCase& reference) {
+  const auto& json = reference.options();
+  auto pair = [&](const char* key) {
+    return std::array<int64_t, 2>{json[key][0].get<int64_t>(), json[key][1].get<int64_t>()};
+  };
+  return pool(pair("kernel"), pair("stride"), pair("padding"), json["ceil_mode"].get<bool>(),
+              json["count_include_pad"].get<bool>());
+}
+
+// Runs `op` on the case's input, seeds backward with its grad_output and compares both ways.
+template <typename Op>
+void expectMatchesTorch(const std::string& caseName, Op op) {
+  SCOPED_TRACE(caseName);
+  const testing::ReferenceCase reference = testing::loadReferenceCase("pool_norm.json", caseName);
+  Variable input(reference.tensor("input"), true);
+  Variable output = op(input, reference);
+  expectAllClose(output.tensor(), reference.tensor("output"), kRtol, kAtol, caseName + " output");
+  output.backward(reference.tensor("grad_output"));
+  expectAllClose(input.grad(), reference.tensor("grad_input"), kRtol, kAtol,
+                 caseName + " grad_input");
+}
+
+void expectMaxPoolMatchesTorch(const std::string& caseName) {
+  expectMatchesTorch(caseName, [](const Variable& input, const testing::ReferenceCase& reference) {
+    return autograd::maxPool2d(input, optionsOf(reference));
+  });
+}
+
+void expectAvgPoolMatchesTorch(const std::string& caseName) {
+  expectMatchesTorch(caseName, [](const Variable& input, const testing::ReferenceCase& reference) {
+    return autograd::avgPool2d(input, optionsOf(reference));
+  });
+}
+
+void expectAdaptiveMatchesTorch(const std::string& caseName) {
+  expectMatchesTorch(caseName, [](const Variable& input, const testing::ReferenceCase& reference) {
+    const auto& size = reference.options()["output_size"];
+    return autograd::adaptiveAvgPool2d(input, {size[0].get<int64_t>(), size[1].get<int64_t>()});
+  });
+}
+
+// The error's text, or a failure when none was thrown.
+template <typename Body>
+std::string errorOf(Body body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no imerge::Error was thrown";
+  return "";
+}
+
+void expectContains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' is not in: " << text;
+}
+
+// ---- output sizes -------------------------------------------------------------------------
+
+TEST(PooledSize, FollowsPyTorchIncludingCeilMode) {
+  EXPECT_EQ(cpu::pooledSize(56, 3, 2, 1, false), 28);  // ResNet stem
+  EXPECT_EQ(cpu::pooledSize(55, 3, 2, 0, false), 27);  // AlexNet
+  EXPECT_EQ(cpu::pooledSize(8, 3, 2, 0, false), 3);
+  EXPECT_EQ(cpu::pooledSize(8, 3, 2, 0, true), 4);
+  // Ceil mode would give 4, but the 4th window would start at 6 >= 5 + 1: only padding.
+  EXPECT_EQ(cpu::pooledSize(5, 2, 2, 1, true), 3);
+  EXPECT_EQ(cpu::pooledSize(6, 3, 2, 1, true), 4);
+}
+
+// ---- finite differences ----------------------------------------------------------------------
+
+TEST(MaxPool2d, GradientMatchesFiniteDifferences) {
+  for (const Pool2dOptions& options :
+       {pool({2, 2}, {2, 2}, {0, 0}), pool({3, 3}, {2, 2}, {1, 1}),
+        pool({3, 3}, {2, 2}, {0, 0}, true), pool({3, 2}, {1, 2}, {1, 0})}) {
+    Variable input(distinctValues({2, 2, 7, 7}, 11), true);
+    expectGradientsMatchFiniteDifferences(
+        [&](const std::vector<Variable>& in) { return autograd::maxPool2d(in[0], options); },
+        {input});
+  }
+}
+
+TEST(AvgPool2d, GradientMatchesFiniteDifferences) {
+  for (const Pool2dOptions& options :
+       {pool({2, 2}, {2, 2}, {0, 0}), pool({3, 3}, {2, 2}, {1, 1}),
+        pool({3, 3}, {2, 2}, {1, 1}, false, false), pool({3, 3}, {2, 2}, {1, 1}, true, true),
+        pool({3, 3}, {2, 2}, {1, 1}, true, false)}) {
+    Variable input(testing::randomTensor({2, 2, 6, 6}, 12), true);
+    expectGradientsMatchFiniteDifferences(
+        [&](const std::vector<Variable>& in) { return autograd::avgPool2d(in[0], options); },
+        {input});
+  }
+}
+
+TEST(AdaptiveAvgPool2d, GradientMatchesFiniteDifferences) {
+  for (std::array<int64_t, 2> outputSize : {std::array<int64_t, 2>{1, 1}, {3, 3}, {4, 2}, {6, 6}}) {
+    Variable input(testing::randomTensor({2, 2, 6, 7}, 13), true);
+    expectGradientsMatchFiniteDifferences(
+        [&](const std::vector<Variable>& in) {
+          return autograd::adaptiveAvgPool2d(in[0], outputSize);
+        },
+        {input});
+  }
+}
+
+// ---- against PyTorch --------------------------------------------------------------------------
+
+TEST(MaxPool2d, MatchesTorch2x2Stride2) {
+  expectMaxPoolMatchesTorch("maxpool_2x2_s2");
+}
+TEST(MaxPool2d, MatchesTorchResNetStem) {
+  expectMaxPoolMatchesTorch("maxpool_3x3_s2_p1");
+}
+TEST(MaxPool2d, MatchesTorchCeilMode) {
+  expectMaxPoolMatchesTorch("maxpool_3x3_s2_ceil");
+}
+TEST(MaxPool2d, MatchesTorchCeilModeDroppingLastWindow) {
+  expectMaxPoolMatchesTorch("maxpool_2x2_s2_p1_ceil");
+}
+TEST(MaxPool2d, MatchesTorchRectangular) {
+  expectMaxPoolMatchesTorch("maxpool_rect");
+}
+
+TEST(AvgPool2d, MatchesTorchIncludePad) {
+  expectAvgPoolMatchesTorch("avgpool_3x3_s2_p1_include");
+}
+TEST(AvgPool2d, MatchesTorchExcludePad) {
+  expectAvgPoolMatchesTorch("avgpool_3x3_s2_p1_exclude");
+}
+TEST(AvgPool2d, MatchesTorch2x2Stride2) {
+  expectAvgPoolMatchesTorch("avgpool_2x2_s2");
+}
+TEST(AvgPool2d, MatchesTorchCeilModeIncludePad) {
+  expectAvgPoolMatchesTorch("avgpool_3x3_s2_p1_ceil_include");
+  expectAvgPoolMatchesTorch("avgpool_3x3_s2_ceil_include");
+}
+TEST(AvgPool2d, MatchesTorchCeilModeExcludePad) {
+  expectAvgPoolMatchesTorch("avgpool_3x3_s2_p1_ceil_exclude");
+}
+
+TEST(AdaptiveAvgPool2d, MatchesTorchGlobal) {
+  expectAdaptiveMatchesTorch("adaptive_6x6_to_1x1");
+}
+TEST(AdaptiveAvgPool2d, MatchesTorchDivisible) {
+  expectAdaptiveMatchesTorch("adaptive_8x8_to_4x4");
+}
+TEST(AdaptiveAvgPool2d, MatchesTorchNonDivisible) {
+  expectAdaptiveMatchesTorch("adaptive_5x5_to_3x3");
+  expectAdaptiveMatchesTorch("adaptive_7x7_to_6x6");  // AlexNet and VGG's classifier input
+  expectAdaptiveMatchesTorch("adaptive_7x5_to_3x2");
+}
+TEST(AdaptiveAvgPool2d, MatchesTorchUpsampling) {
+  expectAdaptiveMatchesTorch("adaptive_3x3_to_7x7");
+}
+
+// ---- modes and repeated calls ---------------------------------------------------------------
+
+TEST(MaxPool2d, NoGradModeGivesTheSameOutputWithoutAGraph) {
+  Variable input(distinctValues({2, 3, 8, 8}, 5), true);
+  const Pool2dOptions options = pool({3, 3}, {2, 2}, {1, 1});
+  Variable withGraph = autograd::maxPool2d(input, options);
+  autograd::NoGradGuard noGrad;
+  Variable withoutGraph = autograd::maxPool2d(input, options);
+  EXPECT_FALSE(withoutGraph.requiresGrad());
+  expectAllClose(withoutGraph.tensor(), withGraph.tensor(), 0.0f, 0.0f, "no-grad output");
+}
+
+TEST(MaxPool2d, RepeatedCallsReuseThePrimitiveAndAgree) {
+  // The second call takes the cached primitive; both must give identical results.
+  const Pool2dOptions options = pool({2, 2}, {2, 2}, {0, 0});
+  Tensor grad = testing::randomTensor({1, 2, 3, 3}, 3);
+  Variable first(distinctValues({1, 2, 6, 6}, 9), true);
+  Variable second(first.tensor().clone(), true);
+  autograd::maxPool2d(first, options).backward(grad);
+  autograd::maxPool2d(second, options).backward(grad);
+  expectAllClose(second.grad(), first.grad(), 0.0f, 0.0f, "second call");
+}
+
+// ---- bad inputs ------------------------------------------------------------------------------
+
+TEST(MaxPool2d, RejectsInputWithoutFourDimensions) {
+  Variable input(Tensor::zeros({3, 4, 4}));
+  const std::string message = errorOf([&] {
+    autograd::maxPool2d(input, pool({2, 2}, {2, 2}, {0, 0}));
+  });
+  expectContains(message, "maxPool2d");
+  expectContains(message, "float32[3, 4, 4]");
+}
+
+TEST(MaxPool2d, RejectsKernelLargerThanPaddedInput) {
+  Variable input(Tensor::zeros({1, 1, 2, 2}));
+  const std::string message = errorOf([&] {
+    autograd::maxPool2d(input, pool({3, 3}, {1, 1}, {0, 0}));
+  });
+  expectContains(message, "maxPool2d: kernel 3x3 larger than padded input 2x2");
+  expectContains(message, "[1, 1, 2, 2]");
+}
+
+TEST(MaxPool2d, RejectsPaddingOverHalfTheKernel) {
+  Variable input(Tensor::zeros({1, 1, 6, 6}));
+  const std::string message = errorOf([&] {
+    autograd::maxPool2d(input, pool({2, 2}, {2, 2}, {2, 2}));
+  });
+  expectContains(message, "padding 2x2 must be at most half of kernel 2x2");
+}
+
+TEST(AvgPool2d, RejectsIntegerInput) {
+  Variable input(Tensor::zeros({1, 1, 4, 4}, DType::Int64));
+  const std::string message = errorOf([&] {
+    autograd::avgPool2d(input, pool({2, 2}, {2, 2}, {0, 0}));
+  });
+  expectContains(message, "avgPool2d");
+  expectContains(message, "int64[1, 1, 4, 4]");
+  expectContains(message, "float32");
+}
+
+TEST(AdaptiveAvgPool2d, RejectsEmptyOutputSize) {
+  Variable input(Tensor::zeros({1, 2, 4, 4}));
+  const std::string message = errorOf([&] { autograd::adaptiveAvgPool2d(input, {0, 2}); });
+  expectContains(message, "adaptiveAvgPool2d: output size 0x2");
+  expectContains(message, "[1, 2, 4, 4]");
+}
+
+}  // namespace
+}  // namespace imerge
