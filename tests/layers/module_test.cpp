@@ -84,7 +84,9 @@ TEST(Init, SameSeedSameWeights) {
 }
 
 TEST(Module, RejectsBadConfigurations) {
-  Conv2dConfig grouped{.inChannels = 3, .outChannels = 8};
+  Conv2dConfig grouped;
+  grouped.inChannels = 3;
+  grouped.outChannels = 8;
   grouped.options.groups = 2;
   try {
     Conv2d layer(grouped);
