@@ -1,0 +1,34 @@
+// conv2d: the forward through cpu::conv2dForward, the backward through one cpu::conv2dBackward
+// call that computes only the gradients whose inputs require them.
+#include "autograd/ops/convolution.h"
+
+#include "core/cpu/convolution.h"
+
+namespace imerge::autograd {
+
+Variable conv2d(const Variable& input, const Variable& weight, const Variable& bias,
+                const Conv2dOptions& options) {
+  const cpu::Conv2dParams params{options.stride, options.padding, options.dilation, options.groups};
+  const Tensor noBias;
+  // Validates every operand and names the one at fault (cpu::conv2dOutputShape).
+  Tensor output = cpu::conv2dForward(input.tensor(), weight.tensor(),
+                                     bias.defined() ? bias.tensor() : noBias, params);
+
+  std::vector<Variable> inputs{input, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return Variable(
+      output, std::move(inputs), [params](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+        Variable& x = inputs[0];
+        Variable& w = inputs[1];
+        const bool needBias = inputs.size() > 2 && inputs[2].requiresGrad();
+        // The first layer's input is data: skipping its gradient skips a whole
+        // backward-data convolution.
+        cpu::Conv2dGrads grads = cpu::conv2dBackward(x.tensor(), w.tensor(), gradOutput, params,
+                                                     x.requiresGrad(), w.requiresGrad(), needBias);
+        if (grads.input.defined()) x.addGrad(grads.input);
+        if (grads.weight.defined()) w.addGrad(grads.weight);
+        if (grads.bias.defined()) inputs[2].addGrad(grads.bias);
+      });
+}
+
+}  // namespace imerge::autograd

@@ -1,0 +1,83 @@
+// 2-D convolution on the CPU through oneDNN: forward, backward-data, backward-weights (+bias).
+//
+// Contract: tensors are plain contiguous float32 NCHW (activations) and OIHW (weights, that is
+// [C_out, C_in / groups, kH, kW], read by oneDNN as goihw when groups > 1), exactly PyTorch's
+// layout, so callers never see oneDNN's blocked formats. Inside, each primitive may compute in
+// the blocked layout oneDNN prefers (format_tag::any) with reorders from and to NCHW around it;
+// which is used is ConvLayout (below), chosen by measurement.
+//
+// Cost model of a call in the steady state: a lookup in a cache keyed by shape and options (the
+// primitive and its reorders are built on the first call for a key, never again), the reorders
+// of this call's data, and the convolution. Nothing derived from the weights is cached, because
+// the weights change at every optimizer step. Every buffer a call needs (reordered copies, the
+// primitive's scratchpad) is a Tensor from our caching allocator: primitives are built with
+// scratchpad_mode::user, so oneDNN allocates nothing per call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace imerge::cpu {
+
+// PyTorch's conventions: dilation 1 means a dense kernel, padding is symmetric.
+struct Conv2dParams {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+// How the convolution primitives lay out data while computing.
+enum class ConvLayout {
+  // oneDNN picks (format_tag::any, usually nChw16c / OIhw16i16o on AVX-512) and we reorder
+  // from and to plain NCHW around each primitive; PyTorch 1.13 does the same.
+  Blocked,
+  // The primitives read and write plain NCHW/OIHW directly: no reorders, but oneDNN falls back
+  // to its im2col + GEMM kernels for most shapes.
+  Plain,
+};
+
+// The layout used by new primitives: Blocked unless IMERGE_CONV_LAYOUT=plain is set in the
+// environment (read once; for measurements). setConvLayout overrides it, for tests and benches.
+ConvLayout convLayout();
+void setConvLayout(ConvLayout layout);
+
+// Checks the operands and returns the output shape [N, C_out, H_out, W_out]. Throws
+// imerge::Error naming "conv2d", the offending tensor and its shape. `bias` may be undefined.
+Shape conv2dOutputShape(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const Conv2dParams& params);
+
+// input [N, C_in, H, W], weight [C_out, C_in / groups, kH, kW], bias [C_out] or undefined
+// -> output [N, C_out, H_out, W_out]
+Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                     const Conv2dParams& params);
+
+// Gradients of a convolution; a member is undefined when it was not asked for.
+struct Conv2dGrads {
+  Tensor input;   // [N, C_in, H, W]
+  Tensor weight;  // [C_out, C_in / groups, kH, kW]
+  Tensor bias;    // [C_out]
+};
+
+// All gradients asked for in one call. Doing them together lets backward-data and
+// backward-weights share one reorder of gradOutput when both want the same blocked layout.
+// gradOutput [N, C_out, H_out, W_out]; input and weight are the forward's operands.
+Conv2dGrads conv2dBackward(const Tensor& input, const Tensor& weight, const Tensor& gradOutput,
+                           const Conv2dParams& params, bool needInput, bool needWeight,
+                           bool needBias);
+
+// gradOutput [N, C_out, H_out, W_out], weight [C_out, C_in / groups, kH, kW]
+// -> gradInput of inputShape [N, C_in, H, W]
+Tensor conv2dBackwardData(const Tensor& gradOutput, const Tensor& weight, const Shape& inputShape,
+                          const Conv2dParams& params);
+
+// input [N, C_in, H, W], gradOutput [N, C_out, H_out, W_out]
+// -> gradWeight of weightShape [C_out, C_in / groups, kH, kW], and gradBias [C_out] when
+// withBias (computed by the same primitive, in the same pass over gradOutput).
+Conv2dGrads conv2dBackwardWeights(const Tensor& input, const Tensor& gradOutput,
+                                  const Shape& weightShape, bool withBias,
+                                  const Conv2dParams& params);
+
+}  // namespace imerge::cpu

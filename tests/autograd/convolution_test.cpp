@@ -1,0 +1,272 @@
+// conv2d: finite-difference gradients for every operand, PyTorch forward and backward values
+// (tests/reference/torch_conv_linear.py) in both internal layouts, gradients skipped for inputs
+// that need none, a steady state that allocates nothing new, and errors that name the shapes.
+#include "autograd/ops/convolution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <tuple>
+
+#include "core/cpu/convolution.h"
+#include "support/gradcheck.h"
+#include "support/reference_data.h"
+
+namespace imerge::autograd {
+namespace {
+
+using cpu::ConvLayout;
+using testing::expectAllClose;
+using testing::expectGradientsMatchFiniteDifferences;
+using testing::loadReferenceCase;
+using testing::randomTensor;
+
+constexpr const char* kReference = "conv_linear.json";
+
+// Restores the process-wide layout when a test that switched it ends.
+class LayoutScope {
+ public:
+  explicit LayoutScope(ConvLayout layout) : previous_(cpu::convLayout()) {
+    cpu::setConvLayout(layout);
+  }
+  ~LayoutScope() { cpu::setConvLayout(previous_); }
+
+ private:
+  ConvLayout previous_;
+};
+
+const char* layoutName(ConvLayout layout) {
+  return layout == ConvLayout::Blocked ? "Blocked" : "Plain";
+}
+
+// ---- finite differences -------------------------------------------------------------------
+
+struct GradCase {
+  std::string name;
+  Shape input;
+  Shape weight;
+  Conv2dOptions options;
+  bool bias;
+};
+
+class ConvGradCheckTest : public ::testing::TestWithParam<std::tuple<GradCase, ConvLayout>> {};
+
+TEST_P(ConvGradCheckTest, GradientsMatchFiniteDifferences) {
+  const auto& [gradCase, layout] = GetParam();
+  LayoutScope scope(layout);
+  std::vector<Variable> inputs{
+      Variable(randomTensor(gradCase.input, 1), true),
+      Variable(randomTensor(gradCase.weight, 2), true),
+      gradCase.bias ? Variable(randomTensor({gradCase.weight[0]}, 3), true) : Variable()};
+  const Conv2dOptions options = gradCase.options;
+  expectGradientsMatchFiniteDifferences(
+      [options](const std::vector<Variable>& v) { return conv2d(v[0], v[1], v[2], options); },
+      inputs);
+}
+
+Conv2dOptions makeOptions(std::array<int64_t, 2> stride, std::array<int64_t, 2> padding,
+                          std::array<int64_t, 2> dilation, int64_t groups) {
+  Conv2dOptions options;
+  options.stride = stride;
+  options.padding = padding;
+  options.dilation = dilation;
+  options.groups = groups;
+  return options;
+}
+
+const GradCase kGradCases[] = {
+    {"Plain3x3", {2, 3, 5, 5}, {4, 3, 3, 3}, makeOptions({1, 1}, {0, 0}, {1, 1}, 1), true},
+    {"Stride2Pad1", {1, 2, 6, 6}, {3, 2, 3, 3}, makeOptions({2, 2}, {1, 1}, {1, 1}, 1), true},
+    {"Dilation2", {1, 2, 7, 7}, {3, 2, 3, 3}, makeOptions({1, 1}, {1, 1}, {2, 2}, 1), true},
+    {"Groups2", {1, 4, 5, 5}, {4, 2, 3, 3}, makeOptions({1, 1}, {1, 1}, {1, 1}, 2), true},
+    {"Depthwise", {2, 3, 4, 4}, {3, 1, 3, 3}, makeOptions({1, 1}, {1, 1}, {1, 1}, 3), true},
+    {"NoBias", {1, 3, 5, 5}, {2, 3, 3, 3}, makeOptions({1, 1}, {1, 1}, {1, 1}, 1), false},
+    {"OneByOne", {2, 5, 3, 3}, {4, 5, 1, 1}, makeOptions({1, 1}, {0, 0}, {1, 1}, 1), true},
+    {"Stem7x7", {1, 2, 8, 8}, {2, 2, 7, 7}, makeOptions({2, 2}, {3, 3}, {1, 1}, 1), true},
+    {"NonSquare", {1, 2, 6, 7}, {3, 2, 3, 2}, makeOptions({2, 1}, {1, 0}, {1, 2}, 1), true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvGradCheckTest,
+                         ::testing::Combine(::testing::ValuesIn(kGradCases),
+                                            ::testing::Values(ConvLayout::Blocked,
+                                                              ConvLayout::Plain)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name +
+                                  layoutName(std::get<1>(info.param));
+                         });
+
+// ---- PyTorch reference values -------------------------------------------------------------
+
+void expectMatchesTorch(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  float largest = 0.0f;
+  for (float value : expected.toVector()) largest = std::max(largest, std::fabs(value));
+  // 1e-4 relative; the absolute floor scales with the magnitude so that elements near zero
+  // (cancellation in a long sum) are not held to more digits than float32 has.
+  expectAllClose(actual, expected, 1e-4f, 1e-5f * std::max(1.0f, largest), what);
+}
+
+std::array<int64_t, 2> pair(const nlohmann::json& value) {
+  return {value.at(0).get<int64_t>(), value.at(1).get<int64_t>()};
+}
+
+class ConvTorchTest : public ::testing::TestWithParam<std::tuple<std::string, ConvLayout>> {};
+
+TEST_P(ConvTorchTest, MatchesTorchForwardAndBackward) {
+  const auto& [caseName, layout] = GetParam();
+  LayoutScope scope(layout);
+  const auto reference = loadReferenceCase(kReference, caseName);
+  const auto& json = reference.options();
+  const Conv2dOptions options = makeOptions(pair(json.at("stride")), pair(json.at("padding")),
+                                            pair(json.at("dilation")), json.at("groups"));
+  const bool hasBias = json.at("bias").get<bool>();
+
+  Variable input(reference.tensor("input"), true);
+  Variable weight(reference.tensor("weight"), true);
+  Variable bias = hasBias ? Variable(reference.tensor("bias"), true) : Variable();
+  Variable out = conv2d(input, weight, bias, options);
+  expectMatchesTorch(out.tensor(), reference.tensor("output"), caseName + " output");
+  out.backward(reference.tensor("grad_output"));
+  expectMatchesTorch(input.grad(), reference.tensor("grad_input"), caseName + " grad input");
+  expectMatchesTorch(weight.grad(), reference.tensor("grad_weight"), caseName + " grad weight");
+  if (hasBias) {
+    expectMatchesTorch(bias.grad(), reference.tensor("grad_bias"), caseName + " grad bias");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConvTorchTest,
+    ::testing::Combine(::testing::Values("conv_basic", "conv_stride2_pad1", "conv_stride3_uneven",
+                                         "conv_dilation2", "conv_groups2", "conv_depthwise",
+                                         "conv_depthwise_multiplier2", "conv_no_bias", "conv_1x1",
+                                         "conv_stem_7x7_s2_p3", "conv_non_square",
+                                         "conv_wide_channels"),
+                       ::testing::Values(ConvLayout::Blocked, ConvLayout::Plain)),
+    [](const auto& info) {
+      return std::get<0>(info.param) + "_" + layoutName(std::get<1>(info.param));
+    });
+
+// ---- the backward entry points on their own -----------------------------------------------
+
+TEST(Conv2dKernels, SeparateBackwardCallsMatchTheCombinedOne) {
+  const auto reference = loadReferenceCase(kReference, "conv_groups2");
+  const Tensor input = reference.tensor("input");
+  const Tensor weight = reference.tensor("weight");
+  const Tensor gradOutput = reference.tensor("grad_output");
+  cpu::Conv2dParams params;
+  params.padding = {1, 1};
+  params.groups = 2;
+  expectMatchesTorch(cpu::conv2dBackwardData(gradOutput, weight, input.shape(), params),
+                     reference.tensor("grad_input"), "conv2dBackwardData");
+  const cpu::Conv2dGrads grads =
+      cpu::conv2dBackwardWeights(input, gradOutput, weight.shape(), true, params);
+  expectMatchesTorch(grads.weight, reference.tensor("grad_weight"), "conv2dBackwardWeights");
+  expectMatchesTorch(grads.bias, reference.tensor("grad_bias"), "conv2dBackwardWeights bias");
+}
+
+TEST(Conv2dKernels, BiasGradientAloneWhenWeightIsFrozen) {
+  const auto reference = loadReferenceCase(kReference, "conv_stride2_pad1");
+  Variable input(reference.tensor("input"), false);
+  Variable weight(reference.tensor("weight"), false);
+  Variable bias(reference.tensor("bias"), true);
+  Variable out = conv2d(input, weight, bias, makeOptions({2, 2}, {1, 1}, {1, 1}, 1));
+  out.backward(reference.tensor("grad_output"));
+  EXPECT_FALSE(weight.hasGrad());
+  expectMatchesTorch(bias.grad(), reference.tensor("grad_bias"), "bias-only gradient");
+}
+
+// ---- what the backward skips and what the steady state allocates ---------------------------
+
+TEST(Conv2d, InputThatNeedsNoGradientGetsNone) {
+  // The first layer's input is data: its gradient would be a wasted convolution.
+  Variable input(randomTensor({2, 3, 6, 6}, 4), false);
+  Variable weight(randomTensor({4, 3, 3, 3}, 5), true);
+  Variable bias(randomTensor({4}, 6), true);
+  Variable out = conv2d(input, weight, bias, makeOptions({1, 1}, {1, 1}, {1, 1}, 1));
+  out.backward(Tensor::full(out.shape(), 1.0f));
+  EXPECT_FALSE(input.hasGrad());
+  EXPECT_TRUE(weight.hasGrad());
+  ASSERT_TRUE(bias.hasGrad());
+  // With a gradient of ones the bias gradient counts the output positions: 2 * 6 * 6.
+  expectAllClose(bias.grad(), Tensor::full({4}, 72.0f), 0.0f, 0.0f, "bias grad");
+}
+
+TEST(Conv2d, SteadyStateAllocatesNothingFromTheSystem) {
+  Variable input(randomTensor({4, 16, 12, 12}, 7), true);
+  Variable weight(randomTensor({32, 16, 3, 3}, 8), true);
+  Variable bias(randomTensor({32}, 9), true);
+  const Conv2dOptions options = makeOptions({1, 1}, {1, 1}, {1, 1}, 1);
+  auto step = [&] {
+    input.zeroGrad();
+    weight.zeroGrad();
+    bias.zeroGrad();
+    Variable out = conv2d(input, weight, bias, options);
+    out.backward(Tensor::full(out.shape(), 1.0f));
+  };
+  for (int warmup = 0; warmup < 2; ++warmup) step();
+  const size_t before = cpuDevice().memoryStats().systemAllocations;
+  for (int iteration = 0; iteration < 3; ++iteration) step();
+  EXPECT_EQ(cpuDevice().memoryStats().systemAllocations, before)
+      << "reordered copies and scratchpads must come back from the caching allocator";
+}
+
+// ---- errors -------------------------------------------------------------------------------
+
+void expectErrorMentions(const std::function<void()>& call, const std::string& text) {
+  try {
+    call();
+    ADD_FAILURE() << "expected imerge::Error mentioning '" << text << "'";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+  }
+}
+
+TEST(Conv2d, RejectsBadOperandsNamingTheirShapes) {
+  const Conv2dOptions plain;
+  Variable weight(randomTensor({4, 3, 3, 3}, 10));
+  Variable threeD(randomTensor({2, 3, 8}, 11));
+  EXPECT_THROW(conv2d(threeD, weight, Variable(), plain), Error);
+  expectErrorMentions([&] { conv2d(threeD, weight, Variable(), plain); },
+                      "conv2d: input float32[2, 3, 8] must be 4-D [N, C, H, W]");
+
+  Variable fiveChannels(randomTensor({2, 5, 8, 8}, 12));
+  expectErrorMentions([&] { conv2d(fiveChannels, weight, Variable(), plain); },
+                      "input float32[2, 5, 8, 8] has 5 channels but weight float32[4, 3, 3, 3]");
+
+  Variable input(randomTensor({2, 3, 8, 8}, 13));
+  Conv2dOptions groups2;
+  groups2.groups = 2;
+  expectErrorMentions([&] { conv2d(input, weight, Variable(), groups2); },
+                      "groups = 2 does not divide the channels of input float32[2, 3, 8, 8]");
+
+  Variable tiny(randomTensor({1, 3, 2, 2}, 14));
+  expectErrorMentions([&] { conv2d(tiny, weight, Variable(), plain); },
+                      "input float32[1, 3, 2, 2] with padding 0 is smaller than the dilated "
+                      "kernel extent 3");
+
+  Variable wrongBias(randomTensor({3}, 15));
+  expectErrorMentions([&] { conv2d(input, weight, wrongBias, plain); },
+                      "bias float32[3] must be [4]");
+
+  Variable integers(Tensor::fromVector(std::vector<int64_t>(2 * 3 * 8 * 8, 1), {2, 3, 8, 8}));
+  expectErrorMentions([&] { conv2d(integers, weight, Variable(), plain); },
+                      "input int64[2, 3, 8, 8] must be float32");
+
+  Conv2dOptions zeroStride;
+  zeroStride.stride = {0, 1};
+  expectErrorMentions([&] { conv2d(input, weight, Variable(), zeroStride); },
+                      "stride 0 must be at least 1");
+}
+
+TEST(Conv2dKernels, BackwardRejectsGradOutputOfTheWrongShape) {
+  const Tensor input = randomTensor({2, 3, 8, 8}, 16);
+  const Tensor weight = randomTensor({4, 3, 3, 3}, 17);
+  const Tensor wrongGrad = randomTensor({2, 4, 7, 7}, 18);
+  expectErrorMentions([&] { cpu::conv2dBackward(input, weight, wrongGrad, {}, true, true, true); },
+                      "gradOutput float32[2, 4, 7, 7] must be float32[2, 4, 6, 6]");
+}
+
+}  // namespace
+}  // namespace imerge::autograd
