@@ -1,0 +1,201 @@
+#include "core/cpu/batch_norm.h"
+
+#include <cmath>
+
+namespace imerge::cpu {
+
+namespace {
+
+// The layout every loop below walks: channel c of image n is the contiguous row
+// data[(n * channels + c) * planeSize, + planeSize).
+struct Layout {
+  int64_t batch;
+  int64_t channels;
+  int64_t planeSize;                                   // H * W
+  int64_t count() const { return batch * planeSize; }  // elements per channel
+  int64_t row(int64_t n, int64_t c) const { return (n * channels + c) * planeSize; }
+};
+
+Layout checkInput(const char* op, const Tensor& input) {
+  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
+               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
+               " must be float32 [N, C, H, W]");
+  return {input.dim(0), input.dim(1), input.dim(2) * input.dim(3)};
+}
+
+void checkPerChannel(const char* op, const char* what, const Tensor& tensor, const Tensor& input,
+                     bool optional) {
+  if (optional && !tensor.defined()) return;
+  IMERGE_CHECK(tensor.defined(), op, ": ", what, " is undefined");
+  IMERGE_CHECK(
+      tensor.dtype() == DType::Float32 && tensor.ndim() == 1 && tensor.dim(0) == input.dim(1), op,
+      ": ", what, " ", tensor.describe(), " does not match ", input.dim(1), " channels of input ",
+      input.describe());
+}
+
+// Per-channel gamma and beta with the defaults for undefined tensors.
+float valueOr(const Tensor& tensor, int64_t c, float fallback) {
+  return tensor.defined() ? tensor.data<float>()[c] : fallback;
+}
+
+// y = x * scale + shift over one channel of every image.
+void affineChannel(const float* x, float* y, const Layout& layout, int64_t c, float scale,
+                   float shift) {
+  for (int64_t n = 0; n < layout.batch; ++n) {
+    const float* xRow = x + layout.row(n, c);
+    float* yRow = y + layout.row(n, c);
+#pragma omp simd
+    for (int64_t i = 0; i < layout.planeSize; ++i) yRow[i] = xRow[i] * scale + shift;
+  }
+}
+
+}  // namespace
+
+BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tensor& weight,
+                                                 const Tensor& bias, float eps) {
+  const Layout layout = checkInput("batchNorm2d", input);
+  checkPerChannel("batchNorm2d", "weight", weight, input, true);
+  checkPerChannel("batchNorm2d", "bias", bias, input, true);
+  IMERGE_CHECK(layout.count() > 0, "batchNorm2d: input ", input.describe(), " has no elements");
+
+  BatchNormTrainingResult result{Tensor::emptyLike(input), Tensor::empty({layout.channels}),
+                                 Tensor::empty({layout.channels})};
+  const float* x = input.data<float>();             // [N, C, H, W]
+  float* y = result.output.data<float>();           // [N, C, H, W]
+  float* mean = result.mean.data<float>();          // [C]
+  float* variance = result.variance.data<float>();  // [C]
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < layout.channels; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < layout.batch; ++n) {
+      const float* row = x + layout.row(n, c);
+      float rowSum = 0;
+#pragma omp simd reduction(+ : rowSum)
+      for (int64_t i = 0; i < layout.planeSize; ++i) rowSum += row[i];
+      sum += rowSum;
+    }
+    const float channelMean = static_cast<float>(sum / layout.count());
+    // A second pass over centred values: sum(x^2) - n*mean^2 cancels badly when |mean| >> std.
+    double squares = 0;
+    for (int64_t n = 0; n < layout.batch; ++n) {
+      const float* row = x + layout.row(n, c);
+      float rowSquares = 0;
+#pragma omp simd reduction(+ : rowSquares)
+      for (int64_t i = 0; i < layout.planeSize; ++i) {
+        const float centred = row[i] - channelMean;
+        rowSquares += centred * centred;
+      }
+      squares += rowSquares;
+    }
+    const float channelVariance = static_cast<float>(squares / layout.count());
+    mean[c] = channelMean;
+    variance[c] = channelVariance;
+    const float scale = valueOr(weight, c, 1.0f) / std::sqrt(channelVariance + eps);
+    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale);
+  }
+  return result;
+}
+
+Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                 const Tensor& mean, const Tensor& variance, float eps) {
+  const Layout layout = checkInput("batchNorm2d", input);
+  checkPerChannel("batchNorm2d", "weight", weight, input, true);
+  checkPerChannel("batchNorm2d", "bias", bias, input, true);
+  checkPerChannel("batchNorm2d", "running mean", mean, input, false);
+  checkPerChannel("batchNorm2d", "running variance", variance, input, false);
+  Tensor output = Tensor::emptyLike(input);
+  const float* x = input.data<float>();  // [N, C, H, W]
+  float* y = output.data<float>();       // [N, C, H, W]
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < layout.channels; ++c) {
+    const float channelMean = mean.data<float>()[c];
+    const float scale = valueOr(weight, c, 1.0f) / std::sqrt(variance.data<float>()[c] + eps);
+    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale);
+  }
+  return output;
+}
+
+BatchNormGradients batchNormBackward(const Tensor& gradOutput, const Tensor& input,
+                                     const Tensor& weight, const Tensor& mean,
+                                     const Tensor& variance, float eps, bool statisticsFromBatch) {
+  const Layout layout = checkInput("batchNorm2d backward", input);
+  IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
+                   gradOutput.dtype() == DType::Float32,
+               "batchNorm2d backward: gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not match input ", input.describe());
+  checkPerChannel("batchNorm2d backward", "weight", weight, input, true);
+  checkPerChannel("batchNorm2d backward", "mean", mean, input, false);
+  checkPerChannel("batchNorm2d backward", "variance", variance, input, false);
+
+  BatchNormGradients gradients{Tensor::emptyLike(input), Tensor::empty({layout.channels}),
+                               Tensor::empty({layout.channels})};
+  const float* x = input.data<float>();            // [N, C, H, W]
+  const float* dy = gradOutput.data<float>();      // [N, C, H, W]
+  float* dx = gradients.input.data<float>();       // [N, C, H, W]
+  float* dGamma = gradients.weight.data<float>();  // [C]
+  float* dBeta = gradients.bias.data<float>();     // [C]
+  const double count = static_cast<double>(layout.count());
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < layout.channels; ++c) {
+    const float channelMean = mean.data<float>()[c];
+    const float invStd = 1.0f / std::sqrt(variance.data<float>()[c] + eps);
+    const float gamma = valueOr(weight, c, 1.0f);
+    // sumGrad = sum(dy), sumGradCentred = sum(dy * (x - mean)) over the channel.
+    double sumGrad = 0, sumGradCentred = 0;
+    for (int64_t n = 0; n < layout.batch; ++n) {
+      const float* xRow = x + layout.row(n, c);
+      const float* dyRow = dy + layout.row(n, c);
+      float rowGrad = 0, rowGradCentred = 0;
+#pragma omp simd reduction(+ : rowGrad, rowGradCentred)
+      for (int64_t i = 0; i < layout.planeSize; ++i) {
+        rowGrad += dyRow[i];
+        rowGradCentred += dyRow[i] * (xRow[i] - channelMean);
+      }
+      sumGrad += rowGrad;
+      sumGradCentred += rowGradCentred;
+    }
+    dBeta[c] = static_cast<float>(sumGrad);
+    dGamma[c] = static_cast<float>(sumGradCentred * invStd);
+
+    // dx = gradScale * dy + centredScale * (x - mean) + shift: with batch statistics the mean
+    // and variance depend on x, which adds the two terms beside gradScale * dy.
+    const float gradScale = gamma * invStd;
+    float centredScale = 0, shift = 0;
+    if (statisticsFromBatch) {
+      centredScale = static_cast<float>(-gamma * invStd * invStd * invStd * sumGradCentred / count);
+      shift = static_cast<float>(-gamma * invStd * sumGrad / count);
+    }
+    const float constant = shift - centredScale * channelMean;
+    for (int64_t n = 0; n < layout.batch; ++n) {
+      const float* xRow = x + layout.row(n, c);
+      const float* dyRow = dy + layout.row(n, c);
+      float* dxRow = dx + layout.row(n, c);
+#pragma omp simd
+      for (int64_t i = 0; i < layout.planeSize; ++i) {
+        dxRow[i] = gradScale * dyRow[i] + centredScale * xRow[i] + constant;
+      }
+    }
+  }
+  return gradients;
+}
+
+void updateRunningStatistics(Tensor& runningMean, Tensor& runningVar, const Tensor& batchMean,
+                             const Tensor& batchVariance, float momentum, int64_t count) {
+  IMERGE_CHECK(
+      runningMean.shape() == batchMean.shape() && runningVar.shape() == batchVariance.shape(),
+      "batchNorm2d: running mean ", runningMean.describe(), " and running variance ",
+      runningVar.describe(), " must match the batch statistics ", batchMean.describe());
+  // PyTorch divides by zero here for a single element per channel; keep the biased value.
+  const float bessel = count > 1 ? static_cast<float>(count) / static_cast<float>(count - 1) : 1.0f;
+  float* runMean = runningMean.data<float>();
+  float* runVar = runningVar.data<float>();
+  const float* mean = batchMean.data<float>();
+  const float* variance = batchVariance.data<float>();
+  for (int64_t c = 0; c < runningMean.numel(); ++c) {
+    runMean[c] = (1.0f - momentum) * runMean[c] + momentum * mean[c];
+    runVar[c] = (1.0f - momentum) * runVar[c] + momentum * variance[c] * bessel;
+  }
+}
+
+}  // namespace imerge::cpu

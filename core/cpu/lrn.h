@@ -1,0 +1,36 @@
+// Local response normalisation across channels on the CPU, forward and backward, matching
+// PyTorch's nn.LocalResponseNorm exactly:
+//
+//   scale[c] = k + alpha / size * sum_{j = c - size/2}^{c + (size-1)/2} x[j]^2   (zeros outside)
+//   out[c]   = x[c] * scale[c]^-beta
+//
+// oneDNN's lrn_across_channels sums over c - (size-1)/2 .. c + (size-1)/2, which is PyTorch's
+// window only for odd sizes (for size 4 it sums 3 channels, PyTorch 4), so odd sizes run on
+// oneDNN and even sizes on a direct OpenMP loop. Input: plain NCHW float32.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace imerge::cpu {
+
+struct LrnParams {
+  int64_t size = 5;
+  float alpha = 1e-4f;
+  float beta = 0.75f;
+  float k = 1.0f;
+};
+
+struct LrnResult {
+  Tensor output;     // [N, C, H, W]
+  Tensor workspace;  // what the backward needs: oneDNN's workspace, or scale [N, C, H, W]
+};
+
+// keepWorkspace: the backward will follow (training); otherwise the workspace is undefined.
+LrnResult lrnForward(const Tensor& input, const LrnParams& params, bool keepWorkspace);
+// input and workspace from the forward; gradOutput [N, C, H, W] -> gradInput [N, C, H, W].
+Tensor lrnBackward(const Tensor& gradOutput, const Tensor& input, const Tensor& workspace,
+                   const LrnParams& params);
+
+}  // namespace imerge::cpu
