@@ -68,6 +68,24 @@ TEST(ElementwiseForward, ComputesTheExpectedValues) {
   EXPECT_FLOAT_EQ(average.tensor().item(), -0.5f);
 }
 
+TEST(ElementwiseForward, LargeTensorsTakeTheParallelPath) {
+  // A million elements: past the kernels' OpenMP threshold. A float running sum of a million
+  // 0.1s drifts by hundreds; the double accumulator keeps the sum exact to float precision.
+  const int64_t count = 1'000'000;
+  Variable a(Tensor::full({count}, 0.1f), true);
+  Variable b(Tensor::full({count}, 2.0f), true);
+  EXPECT_NEAR(autograd::sum(a).tensor().item(), 100000.0f, 1.0f);
+  EXPECT_NEAR(autograd::mean(a).tensor().item(), 0.1f, 1e-6f);
+  Variable product = autograd::mul(a, b);
+  autograd::sum(product).backward();
+  const std::vector<float> gradA = a.grad().toVector();
+  const std::vector<float> values = product.tensor().toVector();
+  for (int64_t i = 0; i < count; i += 9973) {
+    ASSERT_FLOAT_EQ(values[i], 0.2f);
+    ASSERT_FLOAT_EQ(gradA[i], 2.0f);
+  }
+}
+
 TEST(ElementwiseForward, OpsOnInputsWithoutGradRecordNoGraph) {
   Variable a(floats({1, 2}, {2}));
   Variable out = autograd::relu(autograd::add(a, a));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -91,6 +92,40 @@ TEST(SoftmaxCrossEntropy, StaysFiniteForExtremeLogits) {
     EXPECT_TRUE(std::isfinite(grad[i]));
     EXPECT_NEAR(grad[i], expected[i], 1e-6f) << "element " << i;
   }
+}
+
+TEST(SoftmaxCrossEntropy, LargeBatchesTakeTheParallelPathAndAgreeWithDouble) {
+  // 512 x 100 elements is past the kernel's OpenMP threshold; compare with a double-precision
+  // computation of the same formula.
+  const int64_t batch = 512;
+  const int64_t classes = 100;
+  const Tensor logitValues = testing::randomTensor({batch, classes}, 31, -20.0f, 20.0f);
+  std::vector<int64_t> labelValues(batch);
+  for (int64_t n = 0; n < batch; ++n) labelValues[n] = (n * 37) % classes;
+  Variable logits(logitValues, true);
+  Variable loss = autograd::softmaxCrossEntropy(logits, labelsOf(labelValues));
+  loss.backward();
+
+  const float* x = logitValues.data<float>();
+  const float* grad = logits.grad().data<float>();
+  double expectedLoss = 0;
+  double worstGradError = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    const float* row = x + n * classes;
+    double rowMax = row[0];
+    for (int64_t c = 1; c < classes; ++c) rowMax = std::max<double>(rowMax, row[c]);
+    double denominator = 0;
+    for (int64_t c = 0; c < classes; ++c) denominator += std::exp(row[c] - rowMax);
+    expectedLoss += std::log(denominator) + rowMax - row[labelValues[n]];
+    for (int64_t c = 0; c < classes; ++c) {
+      const double probability = std::exp(row[c] - rowMax) / denominator;
+      const double expected = (probability - (c == labelValues[n] ? 1.0 : 0.0)) / batch;
+      worstGradError = std::max(worstGradError, std::fabs(grad[n * classes + c] - expected));
+    }
+  }
+  expectedLoss /= batch;
+  EXPECT_NEAR(loss.tensor().item(), expectedLoss, 1e-4 * expectedLoss);
+  EXPECT_LT(worstGradError, 1e-7);
 }
 
 TEST(SoftmaxCrossEntropy, UniformLogitsGiveLogC) {
