@@ -17,9 +17,6 @@ namespace {
 
 using autograd::Variable;
 
-Tensor floats(std::vector<float> values, const Shape& shape) {
-  return Tensor::fromVector(values, shape);
-}
 Tensor floats(std::vector<float> values) {
   const int64_t count = static_cast<int64_t>(values.size());
   return Tensor::fromVector(values, {count});

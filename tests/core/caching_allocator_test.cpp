@@ -35,7 +35,9 @@ TEST(CachingAllocator, RoundedSizesCoverTheRequestWithBoundedWaste) {
                        size_t{3'000'000}, size_t{123'456'789}}) {
     const size_t rounded = CachingAllocator::roundedSize(bytes);
     EXPECT_GE(rounded, bytes);
-    if (bytes > 512) EXPECT_LE(rounded, bytes + bytes / 4) << bytes;
+    if (bytes > 512) {
+      EXPECT_LE(rounded, bytes + bytes / 4) << bytes;
+    }
   }
 }
 
