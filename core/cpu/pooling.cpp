@@ -1,6 +1,7 @@
 #include "core/cpu/pooling.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/cpu/dnnl_context.h"
@@ -229,6 +230,48 @@ void windowedAverageBackward(const Tensor& gradOutput, Tensor& gradInput,
   }
 }
 
+// Max pooling by direct loops, one (n, c) plane per task. The workspace records each window's
+// winner as an index into its input plane: the first maximum in row-major order, and NaN wins
+// as soon as it is seen, both as in PyTorch.
+template <bool kRecordArgmax>
+void windowedMaxForward(const Tensor& input, Tensor& output, Tensor& argmax,
+                        const std::vector<AxisWindow>& rows,
+                        const std::vector<AxisWindow>& columns) {
+  const int64_t planes = input.dim(0) * input.dim(1);
+  const int64_t height = input.dim(2), width = input.dim(3);
+  const int64_t outHeight = output.dim(2), outWidth = output.dim(3);
+  const float* x = input.data<float>();                                 // [planes, H, W]
+  float* y = output.data<float>();                                      // [planes, H_out, W_out]
+  int32_t* winners = kRecordArgmax ? argmax.data<int32_t>() : nullptr;  // [planes, H_out, W_out]
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* xPlane = x + plane * height * width;
+    const int64_t outputOffset = plane * outHeight * outWidth;
+    for (int64_t oh = 0; oh < outHeight; ++oh) {
+      const AxisWindow& row = rows[oh];
+      for (int64_t ow = 0; ow < outWidth; ++ow) {
+        const AxisWindow& column = columns[ow];
+        int64_t bestIndex = row.start * width + column.start;
+        float best = xPlane[bestIndex];
+        for (int64_t h = row.start; h < row.end; ++h) {
+          for (int64_t w = column.start; w < column.end; ++w) {
+            // Selects rather than branches: on real activations the winner's position is
+            // random, and mispredicted branches cost more than the compares.
+            const float value = xPlane[h * width + w];
+            const bool wins = value > best || std::isnan(value);
+            best = wins ? value : best;
+            bestIndex = wins ? h * width + w : bestIndex;
+          }
+        }
+        y[outputOffset + oh * outWidth + ow] = best;
+        if constexpr (kRecordArgmax) {
+          winners[outputOffset + oh * outWidth + ow] = static_cast<int32_t>(bestIndex);
+        }
+      }
+    }
+  }
+}
+
 // oneDNN's include-padding divisor is the full kernel; PyTorch's stops at the real padding.
 // They agree unless ceil mode pushes a window past the real padding.
 bool oneDnnMatchesAverage(const Shape& inputShape, const Shape& outputShape,
@@ -279,25 +322,21 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
                                  bool keepWorkspace) {
   checkInput("maxPool2d", input);
   const Shape outputShape = pooledShape("maxPool2d", input.shape(), params);
-  const prop_kind propagation =
-      keepWorkspace ? prop_kind::forward_training : prop_kind::forward_inference;
-  ForwardEntry& entry =
-      forwardPrimitive(propagation, algorithm::pooling_max, input.shape(), outputShape, params);
-
+  const auto& [kernel, stride, padding, ceilMode] = params;
   MaxPool2dResult result;
   result.output = Tensor::empty(outputShape);
-  std::unordered_map<int, memory> arguments = {
-      {DNNL_ARG_SRC, wrap(entry.descriptor.src_desc(), input)},
-      {DNNL_ARG_DST, wrap(entry.descriptor.dst_desc(), result.output)}};
+  if (keepWorkspace) result.workspace = Tensor::empty(outputShape, DType::Int32);
+  // Padding never wins a max, so the windows are clipped to the input; the include-pad
+  // count they carry is unused here.
+  const std::vector<AxisWindow> rows =
+      strideWindows(input.dim(2), outputShape[2], kernel[0], stride[0], padding[0], false);
+  const std::vector<AxisWindow> columns =
+      strideWindows(input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], false);
   if (keepWorkspace) {
-    // Opaque bytes held in a float32 tensor, so they come from the caching allocator.
-    const memory::desc workspaceDesc = entry.descriptor.workspace_desc();
-    const int64_t words = static_cast<int64_t>((workspaceDesc.get_size() + 3) / 4);
-    result.workspace = Tensor::empty({std::max<int64_t>(words, 1)});
-    arguments.emplace(DNNL_ARG_WORKSPACE, wrap(workspaceDesc, result.workspace));
+    windowedMaxForward<true>(input, result.output, result.workspace, rows, columns);
+  } else {
+    windowedMaxForward<false>(input, result.output, result.workspace, rows, columns);
   }
-  entry.primitive.execute(dnnlStream(), arguments);
-  dnnlStream().wait();
   return result;
 }
 
@@ -305,15 +344,26 @@ Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, cons
                          const Pool2dParams& params) {
   const Shape outputShape = pooledShape("maxPool2d backward", inputShape, params);
   checkGradOutput("maxPool2d backward", gradOutput, outputShape);
-  IMERGE_CHECK(workspace.defined(), "maxPool2d backward: no workspace for input float32",
-               shapeToString(inputShape), "; run the forward with keepWorkspace");
-  BackwardEntry& entry = backwardPrimitive(algorithm::pooling_max, inputShape, outputShape, params);
+  IMERGE_CHECK(
+      workspace.defined() && workspace.dtype() == DType::Int32 && workspace.shape() == outputShape,
+      "maxPool2d backward: no argmax workspace int32", shapeToString(outputShape),
+      " for input float32", shapeToString(inputShape), "; run the forward with keepWorkspace");
+  const int64_t planes = inputShape[0] * inputShape[1];
+  const int64_t planeSize = inputShape[2] * inputShape[3];
+  const int64_t outputPlaneSize = outputShape[2] * outputShape[3];
   Tensor gradInput = Tensor::empty(inputShape);
-  entry.primitive.execute(
-      dnnlStream(), {{DNNL_ARG_DIFF_DST, wrap(entry.descriptor.diff_dst_desc(), gradOutput)},
-                     {DNNL_ARG_DIFF_SRC, wrap(entry.descriptor.diff_src_desc(), gradInput)},
-                     {DNNL_ARG_WORKSPACE, wrap(entry.descriptor.workspace_desc(), workspace)}});
-  dnnlStream().wait();
+  const float* dy = gradOutput.data<float>();         // [planes, H_out * W_out]
+  const int32_t* argmax = workspace.data<int32_t>();  // [planes, H_out * W_out]
+  float* dx = gradInput.data<float>();                // [planes, H * W]
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    float* dxPlane = dx + plane * planeSize;
+    std::fill(dxPlane, dxPlane + planeSize, 0.0f);
+    const float* dyPlane = dy + plane * outputPlaneSize;
+    const int32_t* argmaxPlane = argmax + plane * outputPlaneSize;
+    // Overlapping windows (stride < kernel) can share a winner, hence +=.
+    for (int64_t i = 0; i < outputPlaneSize; ++i) dxPlane[argmaxPlane[i]] += dyPlane[i];
+  }
   return gradInput;
 }
 

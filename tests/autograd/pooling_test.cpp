@@ -219,6 +219,15 @@ TEST(MaxPool2d, RepeatedCallsReuseThePrimitiveAndAgree) {
   expectAllClose(second.grad(), first.grad(), 0.0f, 0.0f, "second call");
 }
 
+TEST(MaxPool2d, TiesRouteTheGradientToTheFirstElementLikePyTorch) {
+  // All-equal windows are common after ReLU; PyTorch picks the first maximum in row-major order.
+  Variable input(Tensor::zeros({1, 1, 4, 4}), true);
+  autograd::maxPool2d(input, pool({2, 2}, {2, 2}, {0, 0}))
+      .backward(Tensor::full({1, 1, 2, 2}, 1.0f));
+  const std::vector<float> expected = {1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0};
+  EXPECT_EQ(input.grad().toVector(), expected);
+}
+
 // ---- bad inputs ------------------------------------------------------------------------------
 
 TEST(MaxPool2d, RejectsInputWithoutFourDimensions) {
