@@ -307,15 +307,18 @@ BackwardDataEntry buildBackwardData(const Geometry& g) {
 
 BackwardWeightsEntry buildBackwardWeights(const Geometry& g) {
   using dnnl::convolution_backward_weights;
-  auto hint = forwardPrimitiveDesc(g);
+  const auto hint = forwardPrimitiveDesc(g);
+  // oneDNN keeps the source plain when it has too few channels to fill a vector block (a
+  // network's first layer); the weight gradient then reads it plain too, as the forward does.
+  const memory::desc src = hint.src_desc() == g.plainSrc() ? g.plainSrc() : g.computeSrc();
   const auto algorithm = dnnl::algorithm::convolution_direct;
   std::optional<convolution_backward_weights::desc> desc;
   if (g.withBias) {
-    desc.emplace(algorithm, g.computeSrc(), g.computeWeights(), g.plainBias(), g.computeDst(),
-                 g.strides, g.dilates, g.paddingLeft, g.paddingRight);
-  } else {
-    desc.emplace(algorithm, g.computeSrc(), g.computeWeights(), g.computeDst(), g.strides,
+    desc.emplace(algorithm, src, g.computeWeights(), g.plainBias(), g.computeDst(), g.strides,
                  g.dilates, g.paddingLeft, g.paddingRight);
+  } else {
+    desc.emplace(algorithm, src, g.computeWeights(), g.computeDst(), g.strides, g.dilates,
+                 g.paddingLeft, g.paddingRight);
   }
   convolution_backward_weights::primitive_desc pd(*desc, userScratchpad(), dnnlEngine(), hint);
   return {Step{convolution_backward_weights(pd), pd.scratchpad_desc()},
