@@ -4,7 +4,14 @@
 // [C_out, C_in / groups, kH, kW], read by oneDNN as goihw when groups > 1), exactly PyTorch's
 // layout, so callers never see oneDNN's blocked formats. Inside, each primitive may compute in
 // the blocked layout oneDNN prefers (format_tag::any) with reorders from and to NCHW around it;
-// which is used is ConvLayout (below), chosen by measurement.
+// which is used is ConvLayout (below), chosen by measurement: Blocked. Forward + backward at 2
+// threads on this project's 2-core AVX2 machine (min of 3 runs, ms; PyTorch 1.13 alongside):
+//   3x3 64->64 56x56 batch 16:   Blocked 78,   Plain 110,  PyTorch 89
+//   3x3 128->128 56x56 batch 16: Blocked 293,  Plain 372,  PyTorch 311
+//   3x3 256->256 56x56 batch 16: Blocked 1111, Plain 1267, PyTorch 1291
+//   Fashion-MNIST 32->64 28x28 batch 64: Blocked 39, Plain 57, PyTorch 41
+// A first layer (1 or 3 input channels) keeps its source plain even when Blocked, because
+// oneDNN's own choice for it is plain; its weight gradient then reads it plain as well.
 //
 // Cost model of a call in the steady state: a lookup in a cache keyed by shape and options (the
 // primitive and its reorders are built on the first call for a key, never again), the reorders

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "core/cpu/convolution.h"
+#include "core/cpu/elementwise.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
 
@@ -175,6 +176,29 @@ TEST(Conv2dKernels, BiasGradientAloneWhenWeightIsFrozen) {
   out.backward(reference.tensor("grad_output"));
   EXPECT_FALSE(weight.hasGrad());
   expectMatchesTorch(bias.grad(), reference.tensor("grad_bias"), "bias-only gradient");
+}
+
+TEST(Conv2dKernels, StrideThatSkipsTheLastColumnsNeedsNoRightPadding) {
+  // 9 columns, a 1x1 kernel and stride 3 read columns 0, 3, 6: oneDNN's right padding is -2.
+  for (ConvLayout layout : {ConvLayout::Blocked, ConvLayout::Plain}) {
+    LayoutScope scope(layout);
+    std::vector<float> values(81);
+    for (int i = 0; i < 81; ++i) values[i] = static_cast<float>(i);
+    const Tensor input = Tensor::fromVector(values, {1, 1, 9, 9});
+    const Tensor weight = Tensor::full({1, 1, 1, 1}, 1.0f);
+    cpu::Conv2dParams params;
+    params.stride = {3, 3};
+    const Tensor output = cpu::conv2dForward(input, weight, Tensor(), params);
+    expectAllClose(
+        output,
+        Tensor::fromVector(std::vector<float>{0, 3, 6, 27, 30, 33, 54, 57, 60}, {1, 1, 3, 3}), 0.0f,
+        0.0f, std::string("subsampled output, ") + layoutName(layout));
+    const cpu::Conv2dGrads grads = cpu::conv2dBackward(
+        input, weight, Tensor::full({1, 1, 3, 3}, 1.0f), params, true, true, false);
+    EXPECT_EQ(grads.weight.item(), 270.0f);
+    EXPECT_EQ(cpu::sumAll(grads.input), 9.0f);
+    EXPECT_EQ(grads.input.data<float>()[1], 0.0f);  // column 1 is never read
+  }
 }
 
 // ---- what the backward skips and what the steady state allocates ---------------------------
