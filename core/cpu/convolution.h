@@ -18,7 +18,8 @@
 // of this call's data, and the convolution. Nothing derived from the weights is cached, because
 // the weights change at every optimizer step. Every buffer a call needs (reordered copies, the
 // primitive's scratchpad) is a Tensor from our caching allocator: primitives are built with
-// scratchpad_mode::user, so oneDNN allocates nothing per call.
+// scratchpad_mode::user, so oneDNN allocates no data buffers per call (only the small memory
+// handles that wrap ours).
 #pragma once
 
 #include <array>
