@@ -193,7 +193,9 @@ void windowedAverageForward(const Tensor& input, Tensor& output,
         const AxisWindow& column = columns[ow];
         float sum = 0.0f;
         for (int64_t h = row.start; h < row.end; ++h) {
-          for (int64_t w = column.start; w < column.end; ++w) sum += xPlane[h * width + w];
+          const float* xRow = xPlane + h * width;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t w = column.start; w < column.end; ++w) sum += xRow[w];
         }
         const int64_t divisor = row.count * column.count;
         yPlane[oh * outWidth + ow] = divisor > 0 ? sum / static_cast<float>(divisor) : 0.0f;
@@ -223,7 +225,9 @@ void windowedAverageBackward(const Tensor& gradOutput, Tensor& gradInput,
         if (divisor == 0) continue;
         const float share = dyPlane[oh * outWidth + ow] / static_cast<float>(divisor);
         for (int64_t h = row.start; h < row.end; ++h) {
-          for (int64_t w = column.start; w < column.end; ++w) dxPlane[h * width + w] += share;
+          float* dxRow = dxPlane + h * width;
+#pragma omp simd
+          for (int64_t w = column.start; w < column.end; ++w) dxRow[w] += share;
         }
       }
     }
@@ -296,16 +300,6 @@ void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expe
                op, ": gradient of the output ",
                gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
                " does not match the output float32", shapeToString(expected));
-}
-
-Pool2dParams adaptiveAsPlain(const Shape& inputShape, std::array<int64_t, 2> outputSize) {
-  const int64_t kernelHeight = inputShape[2] / outputSize[0];
-  const int64_t kernelWidth = inputShape[3] / outputSize[1];
-  return Pool2dParams{{kernelHeight, kernelWidth}, {kernelHeight, kernelWidth}, {0, 0}, false};
-}
-
-bool adaptiveIsPlain(const Shape& inputShape, std::array<int64_t, 2> outputSize) {
-  return inputShape[2] % outputSize[0] == 0 && inputShape[3] % outputSize[1] == 0;
 }
 
 }  // namespace
@@ -417,9 +411,6 @@ Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outp
   IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
                outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
                ")");
-  if (adaptiveIsPlain(input.shape(), outputSize)) {
-    return avgPool2dForward(input, adaptiveAsPlain(input.shape(), outputSize), true);
-  }
   Tensor output = Tensor::empty({input.dim(0), input.dim(1), outputSize[0], outputSize[1]});
   windowedAverageForward(input, output, adaptiveWindows(input.dim(2), outputSize[0]),
                          adaptiveWindows(input.dim(3), outputSize[1]));
@@ -433,9 +424,6 @@ Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputSha
                gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
                " does not fit input float32", shapeToString(inputShape));
   const std::array<int64_t, 2> outputSize = {gradOutput.dim(2), gradOutput.dim(3)};
-  if (adaptiveIsPlain(inputShape, outputSize)) {
-    return avgPool2dBackward(gradOutput, inputShape, adaptiveAsPlain(inputShape, outputSize), true);
-  }
   Tensor gradInput = Tensor::empty(inputShape);
   windowedAverageBackward(gradOutput, gradInput, adaptiveWindows(inputShape[2], outputSize[0]),
                           adaptiveWindows(inputShape[3], outputSize[1]));

@@ -7,7 +7,9 @@
 //  - max pooling: oneDNN 2.6 has only its reference kernel ("simple_nchw") for plain NCHW,
 //    measured 3-5x slower than PyTorch on [16, 64..256, 56, 56] at 2 threads; the loop beats
 //    PyTorch. Its workspace is the argmax per output, as PyTorch's indices.
-//  - adaptive average pooling whose input size is not a multiple of its output size;
+//  - adaptive average pooling: its windows vary in size, and where they do not (global
+//    pooling, ResNet's head) oneDNN's plain-NCHW kernel measured 17 ms per step on
+//    [16, 256, 56, 56] (forward and backward) against under 4 ms for the loop;
 //  - ceil-mode average pooling that counts padding, where PyTorch's divisor stops at the real
 //    padding while oneDNN's would include the extra ceil-mode padding too.
 //
