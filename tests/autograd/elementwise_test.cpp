@@ -8,32 +8,19 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "support/error_text.h"
 #include "support/gradcheck.h"
+#include "support/tensor_builders.h"
 
 namespace imerge {
 namespace {
 
 using autograd::Variable;
+using testing::errorMessage;
+using testing::expectContains;
 using testing::expectGradientsMatchFiniteDifferences;
+using testing::floats;
 using testing::randomTensor;
-
-Tensor floats(std::vector<float> values, const Shape& shape) {
-  return Tensor::fromVector(values, shape);
-}
-
-template <typename Body>
-std::string errorMessage(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an imerge::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
 
 // Random values with |v| >= 0.2, so a finite-difference step never crosses ReLU's kink.
 Tensor awayFromZero(const Shape& shape, uint64_t seed) {
@@ -207,8 +194,8 @@ TEST(Reshape, BackwardReshapesTheGradientBack) {
 TEST(Reshape, BadShapeNamesBothShapes) {
   Variable input(Tensor::zeros({2, 3}), true);
   const std::string message = errorMessage([&] { autograd::reshape(input, {4, 2}); });
-  EXPECT_CONTAINS(message, "float32[2, 3]");
-  EXPECT_CONTAINS(message, "[4, 2]");
+  expectContains(message, "float32[2, 3]");
+  expectContains(message, "[4, 2]");
 }
 
 TEST(Flatten, KeepsTheBatchDimension) {
@@ -291,9 +278,9 @@ TEST(Dropout, ProbabilityOneDropsEverything) {
 
 TEST(Dropout, RejectsProbabilityOutsideZeroOne) {
   Variable input(Tensor::zeros({3}));
-  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(input, 1.5f, true); }),
-                  "dropout: probability p = 1.5");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(input, -0.1f, false); }), "outside [0, 1]");
+  expectContains(errorMessage([&] { autograd::dropout(input, 1.5f, true); }),
+                 "dropout: probability p = 1.5");
+  expectContains(errorMessage([&] { autograd::dropout(input, -0.1f, false); }), "outside [0, 1]");
 }
 
 // ---- bad inputs -----------------------------------------------------------------------------
@@ -301,37 +288,37 @@ TEST(Dropout, RejectsProbabilityOutsideZeroOne) {
 TEST(ElementwiseErrors, BinaryOpsNameTheOpAndBothShapes) {
   Variable a(Tensor::zeros({2, 3}), true);
   Variable b(Tensor::zeros({3, 2}), true);
-  EXPECT_CONTAINS(errorMessage([&] { autograd::add(a, b); }),
-                  "add: shapes differ: float32[2, 3] and float32[3, 2]");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::sub(a, b); }),
-                  "sub: shapes differ: float32[2, 3] and float32[3, 2]");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::mul(a, b); }),
-                  "mul: shapes differ: float32[2, 3] and float32[3, 2]");
+  expectContains(errorMessage([&] { autograd::add(a, b); }),
+                 "add: shapes differ: float32[2, 3] and float32[3, 2]");
+  expectContains(errorMessage([&] { autograd::sub(a, b); }),
+                 "sub: shapes differ: float32[2, 3] and float32[3, 2]");
+  expectContains(errorMessage([&] { autograd::mul(a, b); }),
+                 "mul: shapes differ: float32[2, 3] and float32[3, 2]");
 }
 
 TEST(ElementwiseErrors, NonFloatInputsNameTheOpAndDType) {
   Variable labels(Tensor::fromVector(std::vector<int64_t>{1, 2}, {2}));
   Variable values(Tensor::zeros({2}));
-  EXPECT_CONTAINS(errorMessage([&] { autograd::relu(labels); }),
-                  "relu: expects float32, got int64[2]");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::add(values, labels); }),
-                  "add: expects float32, got float32[2] and int64[2]");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::sum(labels); }), "sum: expects float32");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::dropout(labels, 0.5f, true); }),
-                  "dropout: expects float32");
+  expectContains(errorMessage([&] { autograd::relu(labels); }),
+                 "relu: expects float32, got int64[2]");
+  expectContains(errorMessage([&] { autograd::add(values, labels); }),
+                 "add: expects float32, got float32[2] and int64[2]");
+  expectContains(errorMessage([&] { autograd::sum(labels); }), "sum: expects float32");
+  expectContains(errorMessage([&] { autograd::dropout(labels, 0.5f, true); }),
+                 "dropout: expects float32");
 }
 
 TEST(ElementwiseErrors, UndefinedInputsAreReported) {
-  EXPECT_CONTAINS(errorMessage([&] { autograd::relu(Variable()); }), "relu: input is an undefined");
-  EXPECT_CONTAINS(errorMessage([&] { autograd::mul(Variable(), Variable(Tensor::zeros({1}))); }),
-                  "mul: input is an undefined");
+  expectContains(errorMessage([&] { autograd::relu(Variable()); }), "relu: input is an undefined");
+  expectContains(errorMessage([&] { autograd::mul(Variable(), Variable(Tensor::zeros({1}))); }),
+                 "mul: input is an undefined");
 }
 
 TEST(ElementwiseErrors, MeanOfNothingIsRejected) {
-  EXPECT_CONTAINS(errorMessage([&] {
-                    autograd::mean(Variable(Tensor::zeros({0, 3})));
-                  }),
-                  "mean: input float32[0, 3] has no elements");
+  expectContains(errorMessage([&] {
+                   autograd::mean(Variable(Tensor::zeros({0, 3})));
+                 }),
+                 "mean: input float32[0, 3] has no elements");
 }
 
 }  // namespace

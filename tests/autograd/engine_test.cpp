@@ -11,35 +11,22 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops/elementwise.h"
+#include "support/error_text.h"
+#include "support/tensor_builders.h"
 
 namespace imerge {
 namespace {
 
 using autograd::Variable;
+using testing::errorMessage;
+using testing::expectContains;
+using testing::floats;
 
-Tensor floats(std::vector<float> values) {
-  const int64_t count = static_cast<int64_t>(values.size());
-  return Tensor::fromVector(values, {count});
-}
 Variable parameter(std::vector<float> values, const std::string& name) {
   Variable variable(floats(std::move(values)), true);
   variable.setName(name);
   return variable;
 }
-
-template <typename Body>
-std::string errorMessage(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an imerge::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
 
 // An identity op that logs when its backward runs, to order events inside one backward.
 Variable loggedIdentity(const Variable& input, std::vector<std::string>& log, std::string event) {
@@ -101,7 +88,7 @@ TEST(Backward, AccumulatesAcrossCallsUntilZeroGrad) {
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{6, 8}));
   w.zeroGrad();
   EXPECT_FALSE(w.hasGrad());
-  EXPECT_CONTAINS(errorMessage([&] { w.grad(); }), "'w' float32[2] has no gradient");
+  expectContains(errorMessage([&] { w.grad(); }), "'w' float32[2] has no gradient");
   autograd::sum(autograd::mul(w, x)).backward();
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{3, 4}));
 }
@@ -117,7 +104,7 @@ TEST(Backward, NoGradModeRecordsNoGraph) {
   EXPECT_TRUE(autograd::GradMode::enabled());
   EXPECT_FALSE(loss.requiresGrad());
   EXPECT_TRUE(loss.isLeaf());
-  EXPECT_CONTAINS(errorMessage([&] { loss.backward(); }), "does not require grad");
+  expectContains(errorMessage([&] { loss.backward(); }), "does not require grad");
   EXPECT_FALSE(w.hasGrad());
 }
 
@@ -138,8 +125,8 @@ TEST(Backward, SecondBackwardWithoutRetainGraphIsAClearError) {
   Variable loss = autograd::sum(autograd::mul(w, w));
   loss.backward();
   const std::string message = errorMessage([&] { loss.backward(); });
-  EXPECT_CONTAINS(message, "second time");
-  EXPECT_CONTAINS(message, "retainGraph");
+  expectContains(message, "second time");
+  expectContains(message, "retainGraph");
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{2, 4}));  // untouched by the failed call
 }
 
@@ -151,7 +138,7 @@ TEST(Backward, RetainGraphAllowsASecondBackward) {
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{4, 8}));
   loss.backward();  // the last one may free the graph
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{6, 12}));
-  EXPECT_CONTAINS(errorMessage([&] { loss.backward(); }), "second time");
+  expectContains(errorMessage([&] { loss.backward(); }), "second time");
 }
 
 TEST(Backward, NonScalarNeedsAnExplicitGradient) {
@@ -159,7 +146,7 @@ TEST(Backward, NonScalarNeedsAnExplicitGradient) {
   Variable y = autograd::scale(w, 3.0f);
   y.setName("y");
   const std::string message = errorMessage([&] { y.backward(); });
-  EXPECT_CONTAINS(message, "'y' float32[2] is not a scalar");
+  expectContains(message, "'y' float32[2] is not a scalar");
   y.backward(floats({1, 10}));
   EXPECT_EQ(w.grad().toVector(), (std::vector<float>{3, 30}));
 }
@@ -167,7 +154,7 @@ TEST(Backward, NonScalarNeedsAnExplicitGradient) {
 TEST(Backward, WrongShapedSeedGradientIsRejected) {
   Variable w = parameter({1, 2}, "w");
   Variable y = autograd::scale(w, 3.0f);
-  EXPECT_CONTAINS(errorMessage([&] { y.backward(floats({1, 2, 3})); }), "float32[3]");
+  expectContains(errorMessage([&] { y.backward(floats({1, 2, 3})); }), "float32[3]");
 }
 
 TEST(Backward, DetachCutsTheGraph) {
@@ -180,7 +167,7 @@ TEST(Backward, DetachCutsTheGraph) {
 TEST(Backward, LeavesOnlyChangeRequiresGrad) {
   Variable w = parameter({2}, "w");
   Variable y = autograd::mul(w, w);
-  EXPECT_CONTAINS(errorMessage([&] { y.setRequiresGrad(false); }), "only leaves");
+  expectContains(errorMessage([&] { y.setRequiresGrad(false); }), "only leaves");
   w.setRequiresGrad(false);
   EXPECT_FALSE(autograd::mul(w, w).requiresGrad());
 }
@@ -341,8 +328,8 @@ TEST(GradBuffer, HookSeesTheGradientInTheBuffer) {
 TEST(GradBuffer, MismatchedBufferIsRejected) {
   Variable w = parameter({1, 2}, "w");
   const std::string message = errorMessage([&] { w.setGradBuffer(Tensor::zeros({3})); });
-  EXPECT_CONTAINS(message, "float32[3]");
-  EXPECT_CONTAINS(message, "'w' float32[2]");
+  expectContains(message, "float32[3]");
+  expectContains(message, "'w' float32[2]");
 }
 
 TEST(GradBuffer, FirstContributionIntoALeafNeverAliasesAnOpsTensor) {

@@ -10,36 +10,23 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops/elementwise.h"
+#include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
+#include "support/tensor_builders.h"
 
 namespace imerge {
 namespace {
 
 using autograd::Variable;
+using testing::errorMessage;
+using testing::expectContains;
+using testing::floats;
 
-Tensor floats(std::vector<float> values, const Shape& shape) {
-  return Tensor::fromVector(values, shape);
-}
 Tensor labelsOf(std::vector<int64_t> values) {
   const int64_t count = static_cast<int64_t>(values.size());
   return Tensor::fromVector(values, {count});
 }
-
-// The message of the imerge::Error that `body` throws; a test failure if it throws none.
-template <typename Body>
-std::string errorMessage(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an imerge::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
 
 class LossReference : public ::testing::TestWithParam<std::string> {};
 
@@ -147,12 +134,12 @@ TEST(SoftmaxCrossEntropy, RejectsLabelsThatAreNotInt64) {
   const std::string message = errorMessage([&] {
     autograd::softmaxCrossEntropy(logits, floats({0, 1, 2, 0}, {4}));
   });
-  EXPECT_CONTAINS(message, "softmaxCrossEntropy: labels must be int64 [N], got float32[4]");
+  expectContains(message, "softmaxCrossEntropy: labels must be int64 [N], got float32[4]");
   const std::string int32Message = errorMessage([&] {
     autograd::softmaxCrossEntropy(logits,
                                   Tensor::fromVector(std::vector<int32_t>{0, 1, 2, 0}, {4}));
   });
-  EXPECT_CONTAINS(int32Message, "got int32[4]");
+  expectContains(int32Message, "got int32[4]");
 }
 
 TEST(SoftmaxCrossEntropy, RejectsLabelsOutOfRangeNamingIndexAndValue) {
@@ -160,29 +147,29 @@ TEST(SoftmaxCrossEntropy, RejectsLabelsOutOfRangeNamingIndexAndValue) {
   const std::string tooLarge = errorMessage([&] {
     autograd::softmaxCrossEntropy(logits, labelsOf({0, 1, 7, 2}));
   });
-  EXPECT_CONTAINS(tooLarge, "labels[2] = 7");
-  EXPECT_CONTAINS(tooLarge, "[0, 3)");
+  expectContains(tooLarge, "labels[2] = 7");
+  expectContains(tooLarge, "[0, 3)");
   const std::string negative = errorMessage([&] {
     autograd::softmaxCrossEntropy(logits, labelsOf({0, -1, 1, 2}));
   });
-  EXPECT_CONTAINS(negative, "labels[1] = -1");
+  expectContains(negative, "labels[1] = -1");
 }
 
 TEST(SoftmaxCrossEntropy, RejectsLogitsThatAreNot2D) {
   const std::string message = errorMessage([&] {
     autograd::softmaxCrossEntropy(Variable(Tensor::zeros({2, 3, 4}), true), labelsOf({0, 1}));
   });
-  EXPECT_CONTAINS(message,
-                  "softmaxCrossEntropy: logits must be float32 [N, C], got float32[2, 3, 4]");
+  expectContains(message,
+                 "softmaxCrossEntropy: logits must be float32 [N, C], got float32[2, 3, 4]");
 }
 
 TEST(SoftmaxCrossEntropy, RejectsBatchSizeMismatch) {
   const std::string message = errorMessage([&] {
     autograd::softmaxCrossEntropy(Variable(Tensor::zeros({4, 3}), true), labelsOf({0, 1, 2}));
   });
-  EXPECT_CONTAINS(message, "float32[4, 3]");
-  EXPECT_CONTAINS(message, "int64[3]");
-  EXPECT_CONTAINS(message, "batch size");
+  expectContains(message, "float32[4, 3]");
+  expectContains(message, "int64[3]");
+  expectContains(message, "batch size");
 }
 
 TEST(SoftmaxCrossEntropy, RejectsLabelsThatAreNot1D) {
@@ -190,7 +177,7 @@ TEST(SoftmaxCrossEntropy, RejectsLabelsThatAreNot1D) {
     autograd::softmaxCrossEntropy(Variable(Tensor::zeros({2, 3}), true),
                                   Tensor::fromVector(std::vector<int64_t>{0, 1}, {2, 1}));
   });
-  EXPECT_CONTAINS(message, "labels must be int64 [N], got int64[2, 1]");
+  expectContains(message, "labels must be int64 [N], got int64[2, 1]");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
 
@@ -16,26 +17,13 @@ namespace {
 
 using autograd::BatchNormOptions;
 using autograd::Variable;
+using testing::errorMessage;
 using testing::expectAllClose;
+using testing::expectContains;
 using testing::expectGradientsMatchFiniteDifferences;
 
 constexpr float kRtol = 1e-4f;
 constexpr float kAtol = 1e-5f;
-
-template <typename Body>
-std::string errorOf(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no imerge::Error was thrown";
-  return "";
-}
-
-void expectContains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' is not in: " << text;
-}
 
 // ---- batch norm: finite differences ----------------------------------------------------------
 
@@ -144,7 +132,7 @@ TEST(BatchNorm2d, RejectsWeightOfTheWrongSize) {
   Variable input(Tensor::zeros({2, 4, 5, 5}));
   Variable weight(Tensor::zeros({3}));
   Tensor mean = Tensor::zeros({4}), var = Tensor::full({4}, 1.0f);
-  const std::string message = errorOf(
+  const std::string message = errorMessage(
       [&] { autograd::batchNorm2d(input, weight, Variable(), mean, var, BatchNormOptions{}); });
   expectContains(message,
                  "batchNorm2d: weight float32[3] does not match 4 channels of input "
@@ -157,7 +145,7 @@ TEST(BatchNorm2d, RejectsRunningStatisticsOfTheWrongSize) {
   BatchNormOptions eval;
   eval.training = false;
   const std::string message =
-      errorOf([&] { autograd::batchNorm2d(input, Variable(), Variable(), mean, var, eval); });
+      errorMessage([&] { autograd::batchNorm2d(input, Variable(), Variable(), mean, var, eval); });
   expectContains(message, "batchNorm2d: running variance float32[5] does not match 4 channels");
   expectContains(message, "float32[2, 4, 5, 5]");
 }
@@ -165,7 +153,7 @@ TEST(BatchNorm2d, RejectsRunningStatisticsOfTheWrongSize) {
 TEST(BatchNorm2d, RejectsInputWithoutFourDimensions) {
   Variable input(Tensor::zeros({8, 4}));
   Tensor mean = Tensor::zeros({4}), var = Tensor::full({4}, 1.0f);
-  const std::string message = errorOf(
+  const std::string message = errorMessage(
       [&] { autograd::batchNorm2d(input, Variable(), Variable(), mean, var, BatchNormOptions{}); });
   expectContains(message, "batchNorm2d: input float32[8, 4]");
 }
@@ -173,7 +161,7 @@ TEST(BatchNorm2d, RejectsInputWithoutFourDimensions) {
 TEST(BatchNorm2d, RejectsTrainingOnOneValuePerChannel) {
   Variable input(Tensor::zeros({1, 4, 1, 1}));
   Tensor mean = Tensor::zeros({4}), var = Tensor::full({4}, 1.0f);
-  const std::string message = errorOf(
+  const std::string message = errorMessage(
       [&] { autograd::batchNorm2d(input, Variable(), Variable(), mean, var, BatchNormOptions{}); });
   expectContains(message, "float32[1, 4, 1, 1]");
 }
@@ -230,14 +218,14 @@ TEST(LocalResponseNorm, NoGradModeGivesTheSameOutput) {
 TEST(LocalResponseNorm, RejectsInputWithoutFourDimensions) {
   Variable input(Tensor::zeros({2, 6, 9}));
   const std::string message =
-      errorOf([&] { autograd::localResponseNorm(input, 5, 1e-4f, 0.75f, 2.0f); });
+      errorMessage([&] { autograd::localResponseNorm(input, 5, 1e-4f, 0.75f, 2.0f); });
   expectContains(message, "localResponseNorm: input float32[2, 6, 9]");
 }
 
 TEST(LocalResponseNorm, RejectsNonPositiveSize) {
   Variable input(Tensor::zeros({1, 6, 2, 2}));
   const std::string message =
-      errorOf([&] { autograd::localResponseNorm(input, 0, 1e-4f, 0.75f, 2.0f); });
+      errorMessage([&] { autograd::localResponseNorm(input, 0, 1e-4f, 0.75f, 2.0f); });
   expectContains(message, "localResponseNorm: size 0 must be positive");
   expectContains(message, "[1, 6, 2, 2]");
 }

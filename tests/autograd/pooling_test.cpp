@@ -11,6 +11,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/cpu/pooling.h"
+#include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
 
@@ -19,7 +20,9 @@ namespace {
 
 using autograd::Pool2dOptions;
 using autograd::Variable;
+using testing::errorMessage;
 using testing::expectAllClose;
+using testing::expectContains;
 using testing::expectGradientsMatchFiniteDifferences;
 
 constexpr float kRtol = 1e-4f;
@@ -80,22 +83,6 @@ void expectAdaptiveMatchesTorch(const std::string& caseName) {
     const auto& size = reference.options()["output_size"];
     return autograd::adaptiveAvgPool2d(input, {size[0].get<int64_t>(), size[1].get<int64_t>()});
   });
-}
-
-// The error's text, or a failure when none was thrown.
-template <typename Body>
-std::string errorOf(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no imerge::Error was thrown";
-  return "";
-}
-
-void expectContains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' is not in: " << text;
 }
 
 // ---- output sizes -------------------------------------------------------------------------
@@ -232,7 +219,7 @@ TEST(MaxPool2d, TiesRouteTheGradientToTheFirstElementLikePyTorch) {
 
 TEST(MaxPool2d, RejectsInputWithoutFourDimensions) {
   Variable input(Tensor::zeros({3, 4, 4}));
-  const std::string message = errorOf([&] {
+  const std::string message = errorMessage([&] {
     autograd::maxPool2d(input, pool({2, 2}, {2, 2}, {0, 0}));
   });
   expectContains(message, "maxPool2d");
@@ -241,7 +228,7 @@ TEST(MaxPool2d, RejectsInputWithoutFourDimensions) {
 
 TEST(MaxPool2d, RejectsKernelLargerThanPaddedInput) {
   Variable input(Tensor::zeros({1, 1, 2, 2}));
-  const std::string message = errorOf([&] {
+  const std::string message = errorMessage([&] {
     autograd::maxPool2d(input, pool({3, 3}, {1, 1}, {0, 0}));
   });
   expectContains(message, "maxPool2d: kernel 3x3 larger than padded input 2x2");
@@ -250,7 +237,7 @@ TEST(MaxPool2d, RejectsKernelLargerThanPaddedInput) {
 
 TEST(MaxPool2d, RejectsPaddingOverHalfTheKernel) {
   Variable input(Tensor::zeros({1, 1, 6, 6}));
-  const std::string message = errorOf([&] {
+  const std::string message = errorMessage([&] {
     autograd::maxPool2d(input, pool({2, 2}, {2, 2}, {2, 2}));
   });
   expectContains(message, "padding 2x2 must be at most half of kernel 2x2");
@@ -258,7 +245,7 @@ TEST(MaxPool2d, RejectsPaddingOverHalfTheKernel) {
 
 TEST(AvgPool2d, RejectsIntegerInput) {
   Variable input(Tensor::zeros({1, 1, 4, 4}, DType::Int64));
-  const std::string message = errorOf([&] {
+  const std::string message = errorMessage([&] {
     autograd::avgPool2d(input, pool({2, 2}, {2, 2}, {0, 0}));
   });
   expectContains(message, "avgPool2d");
@@ -268,7 +255,7 @@ TEST(AvgPool2d, RejectsIntegerInput) {
 
 TEST(AdaptiveAvgPool2d, RejectsEmptyOutputSize) {
   Variable input(Tensor::zeros({1, 2, 4, 4}));
-  const std::string message = errorOf([&] { autograd::adaptiveAvgPool2d(input, {0, 2}); });
+  const std::string message = errorMessage([&] { autograd::adaptiveAvgPool2d(input, {0, 2}); });
   expectContains(message, "adaptiveAvgPool2d: output size 0x2");
   expectContains(message, "[1, 2, 4, 4]");
 }

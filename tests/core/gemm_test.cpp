@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 
+#include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
 
@@ -15,7 +15,9 @@ namespace imerge {
 namespace {
 
 using cpu::Transpose;
+using testing::errorMessage;
 using testing::expectAllClose;
+using testing::expectContains;
 using testing::randomTensor;
 
 // c [m, n] = alpha * op(a) op(b) + beta * c, element by element in double.
@@ -99,36 +101,27 @@ TEST(Gemm, LargeSquareProductMatchesNaive) {
       1e-4f, "256x200x300");
 }
 
-void expectErrorMentions(const std::function<void()>& call, const std::string& text) {
-  try {
-    call();
-    ADD_FAILURE() << "expected imerge::Error mentioning " << text;
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
-  }
-}
-
 TEST(Gemm, RejectsMismatchedShapesNamingThem) {
   const Tensor a = randomTensor({4, 3}, 8);
   const Tensor b = randomTensor({5, 2}, 9);
   EXPECT_THROW(cpu::gemm(a, b), Error);
-  expectErrorMentions([&] { cpu::gemm(a, b); }, "float32[4, 3]");
-  expectErrorMentions([&] { cpu::gemm(a, b); }, "float32[5, 2]");
+  expectContains(errorMessage([&] { cpu::gemm(a, b); }), "float32[4, 3]");
+  expectContains(errorMessage([&] { cpu::gemm(a, b); }), "float32[5, 2]");
   // Transposing b makes it [2, 5]: still no match with a's 3 columns.
-  expectErrorMentions([&] { cpu::gemm(a, b, Transpose::No, Transpose::Yes); }, "b^T");
+  expectContains(errorMessage([&] { cpu::gemm(a, b, Transpose::No, Transpose::Yes); }), "b^T");
 
   Tensor wrongOut = Tensor::empty({4, 4});
   const Tensor c = randomTensor({3, 2}, 10);
-  expectErrorMentions([&] { cpu::gemmInto(wrongOut, a, c, Transpose::No, Transpose::No); },
-                      "float32[4, 4]");
+  expectContains(errorMessage([&] { cpu::gemmInto(wrongOut, a, c, Transpose::No, Transpose::No); }),
+                 "float32[4, 4]");
 }
 
 TEST(Gemm, RejectsWrongRankAndDType) {
   const Tensor vector = randomTensor({4}, 11);
   const Tensor matrix = randomTensor({4, 4}, 12);
-  expectErrorMentions([&] { cpu::gemm(vector, matrix); }, "float32[4] must be 2-D");
+  expectContains(errorMessage([&] { cpu::gemm(vector, matrix); }), "float32[4] must be 2-D");
   const Tensor integers = Tensor::fromVector(std::vector<int64_t>{1, 2, 3, 4}, {2, 2});
-  expectErrorMentions([&] { cpu::gemm(integers, matrix); }, "int64[2, 2] must be float32");
+  expectContains(errorMessage([&] { cpu::gemm(integers, matrix); }), "int64[2, 2] must be float32");
 }
 
 }  // namespace

@@ -8,33 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "support/error_text.h"
+#include "support/tensor_builders.h"
+
 namespace imerge {
 namespace {
 
-Tensor floats(std::vector<float> values, const Shape& shape) {
-  return Tensor::fromVector(values, shape);
-}
-
-template <typename Body>
-std::string errorMessage(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an imerge::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+using testing::errorMessage;
+using testing::expectContains;
+using testing::floats;
 
 TEST(Tensor, UndefinedByDefault) {
   Tensor tensor;
   EXPECT_FALSE(tensor.defined());
   EXPECT_EQ(tensor.describe(), "undefined tensor");
   EXPECT_FALSE(tensor.clone().defined());
-  EXPECT_CONTAINS(errorMessage([&] { tensor.rawData(); }), "undefined tensor");
+  expectContains(errorMessage([&] { tensor.rawData(); }), "undefined tensor");
 }
 
 TEST(Tensor, FactoriesFillAndDescribe) {
@@ -50,7 +39,7 @@ TEST(Tensor, FactoriesFillAndDescribe) {
   labels.fill(7.0f);
   EXPECT_EQ(labels.data<int64_t>()[2], 7);
   EXPECT_EQ(Tensor::zeros({0, 5}).numel(), 0);
-  EXPECT_CONTAINS(errorMessage([] { Tensor::empty({2, -3}); }), "negative size in shape [2, -3]");
+  expectContains(errorMessage([] { Tensor::empty({2, -3}); }), "negative size in shape [2, -3]");
 }
 
 TEST(Tensor, DimCountsFromTheEndWhenNegative) {
@@ -59,17 +48,17 @@ TEST(Tensor, DimCountsFromTheEndWhenNegative) {
   EXPECT_EQ(tensor.dim(0), 2);
   EXPECT_EQ(tensor.dim(-1), 4);
   EXPECT_EQ(tensor.dim(-3), 2);
-  EXPECT_CONTAINS(errorMessage([&] { tensor.dim(3); }),
-                  "dimension 3 is out of range for float32[2, 3, 4]");
-  EXPECT_CONTAINS(errorMessage([&] { tensor.dim(-4); }), "dimension -4");
+  expectContains(errorMessage([&] { tensor.dim(3); }),
+                 "dimension 3 is out of range for float32[2, 3, 4]");
+  expectContains(errorMessage([&] { tensor.dim(-4); }), "dimension -4");
 }
 
 TEST(Tensor, FromVectorChecksTheCount) {
   EXPECT_EQ(floats({1, 2, 3, 4}, {2, 2}).toVector(), (std::vector<float>{1, 2, 3, 4}));
-  EXPECT_CONTAINS(errorMessage([] {
-                    floats({1, 2, 3}, {2, 2});
-                  }),
-                  "3 values do not fill shape [2, 2]");
+  expectContains(errorMessage([] {
+                   floats({1, 2, 3}, {2, 2});
+                 }),
+                 "3 values do not fill shape [2, 2]");
   Tensor labels = Tensor::fromVector(std::vector<int64_t>{4, 5}, {2});
   EXPECT_EQ(labels.dtype(), DType::Int64);
   EXPECT_EQ(labels.data<int64_t>()[1], 5);
@@ -97,13 +86,13 @@ TEST(Tensor, ReshapeIsAViewWithOneInferredSize) {
 TEST(Tensor, BadReshapeNamesTheShapes) {
   Tensor a = Tensor::zeros({2, 3});
   const std::string counts = errorMessage([&] { a.reshape({4, 2}); });
-  EXPECT_CONTAINS(counts, "cannot reshape float32[2, 3] to [4, 2]");
-  EXPECT_CONTAINS(errorMessage([&] {
-                    a.reshape({4, -1});
-                  }),
-                  "cannot reshape float32[2, 3] to [4, -1]");
-  EXPECT_CONTAINS(errorMessage([&] { a.reshape({-1, -1}); }), "more than one -1 in [-1, -1]");
-  EXPECT_CONTAINS(errorMessage([&] { a.reshape({-2, -3}); }), "negative size in [-2, -3]");
+  expectContains(counts, "cannot reshape float32[2, 3] to [4, 2]");
+  expectContains(errorMessage([&] {
+                   a.reshape({4, -1});
+                 }),
+                 "cannot reshape float32[2, 3] to [4, -1]");
+  expectContains(errorMessage([&] { a.reshape({-1, -1}); }), "more than one -1 in [-1, -1]");
+  expectContains(errorMessage([&] { a.reshape({-2, -3}); }), "negative size in [-2, -3]");
 }
 
 TEST(Tensor, FlatViewsAreSlicesOfOneBuffer) {
@@ -126,11 +115,11 @@ TEST(Tensor, FlatViewsAreSlicesOfOneBuffer) {
 TEST(Tensor, FlatViewChecksBounds) {
   Tensor flat = Tensor::zeros({10});
   EXPECT_NO_THROW(flat.flatView(7, {3}));
-  EXPECT_CONTAINS(errorMessage([&] { flat.flatView(8, {3}); }),
-                  "[3] at offset 8 does not fit in float32[10]");
-  EXPECT_CONTAINS(errorMessage([&] { flat.flatView(-1, {2}); }), "at offset -1");
+  expectContains(errorMessage([&] { flat.flatView(8, {3}); }),
+                 "[3] at offset 8 does not fit in float32[10]");
+  expectContains(errorMessage([&] { flat.flatView(-1, {2}); }), "at offset -1");
   Tensor view = flat.flatView(5, {5});
-  EXPECT_CONTAINS(errorMessage([&] { view.flatView(1, {5}); }), "does not fit in float32[5]");
+  expectContains(errorMessage([&] { view.flatView(1, {5}); }), "does not fit in float32[5]");
 }
 
 TEST(Tensor, CloneIsDeep) {
@@ -150,26 +139,25 @@ TEST(Tensor, CopyFromChecksShapeAndDType) {
   Tensor destination = Tensor::zeros({3});
   destination.copyFrom(floats({1, 2, 3}, {3}));
   EXPECT_EQ(destination.toVector(), (std::vector<float>{1, 2, 3}));
-  EXPECT_CONTAINS(errorMessage([&] { destination.copyFrom(Tensor::zeros({4})); }),
-                  "source float32[4] does not match destination float32[3]");
-  EXPECT_CONTAINS(errorMessage([&] { destination.copyFrom(Tensor::zeros({3}, DType::Int32)); }),
-                  "int32[3]");
+  expectContains(errorMessage([&] { destination.copyFrom(Tensor::zeros({4})); }),
+                 "source float32[4] does not match destination float32[3]");
+  expectContains(errorMessage([&] { destination.copyFrom(Tensor::zeros({3}, DType::Int32)); }),
+                 "int32[3]");
 }
 
 TEST(Tensor, TypedAccessChecksTheDType) {
   Tensor values = Tensor::zeros({2});
-  EXPECT_CONTAINS(errorMessage([&] { values.data<int64_t>(); }),
-                  "asked for int64 data of float32[2]");
+  expectContains(errorMessage([&] { values.data<int64_t>(); }),
+                 "asked for int64 data of float32[2]");
   Tensor labels = Tensor::zeros({4}, DType::Int64);
-  EXPECT_CONTAINS(errorMessage([&] { labels.data<float>(); }),
-                  "asked for float32 data of int64[4]");
-  EXPECT_CONTAINS(errorMessage([&] { labels.toVector(); }), "int64[4]");
+  expectContains(errorMessage([&] { labels.data<float>(); }), "asked for float32 data of int64[4]");
+  expectContains(errorMessage([&] { labels.toVector(); }), "int64[4]");
 }
 
 TEST(Tensor, ItemNeedsOneElement) {
   EXPECT_FLOAT_EQ(Tensor::full({1, 1}, 3.5f).item(), 3.5f);
-  EXPECT_CONTAINS(errorMessage([] { Tensor::zeros({2}).item(); }),
-                  "float32[2] has 2 elements, not 1");
+  expectContains(errorMessage([] { Tensor::zeros({2}).item(); }),
+                 "float32[2] has 2 elements, not 1");
 }
 
 TEST(Tensor, StorageIsAlignedAndOnTheCpu) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "support/error_text.h"
 
 namespace imerge::layers {
 namespace {
@@ -47,11 +48,8 @@ TEST(LrSchedule, CosineFollowsHalfPeriodAfterWarmup) {
 
 TEST(LrSchedule, RejectsBadSettings) {
   EXPECT_THROW(LrSchedule::parseKind("linear"), Error);
-  try {
-    LrSchedule::parseKind("linear");
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("'linear'"), std::string::npos);
-  }
+  testing::expectContains(testing::errorMessage([] { LrSchedule::parseKind("linear"); }),
+                          "'linear'");
   EXPECT_THROW(LrSchedule({.kind = LrScheduleKind::Cosine, .warmupEpochs = 5, .totalEpochs = 5}),
                Error);
 }

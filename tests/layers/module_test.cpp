@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "layers/layers.h"
+#include "support/error_text.h"
 
 namespace imerge::layers {
 namespace {
@@ -88,12 +89,8 @@ TEST(Module, RejectsBadConfigurations) {
   grouped.inChannels = 3;
   grouped.outChannels = 8;
   grouped.options.groups = 2;
-  try {
-    Conv2d layer(grouped);
-    ADD_FAILURE() << "3 input channels cannot be split into 2 groups";
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("groups 2"), std::string::npos) << error.what();
-  }
+  // 3 input channels cannot be split into 2 groups.
+  testing::expectContains(testing::errorMessage([&] { Conv2d layer(grouped); }), "groups 2");
   EXPECT_THROW(Linear(0, 4), Error);
   EXPECT_THROW(Dropout(1.0f), Error);
   EXPECT_THROW(MaxPool2d(2, 2, 3), Error);
