@@ -12,7 +12,7 @@ scripts/build.sh release >/dev/null
 run_pair() {  # network batch
   local ours theirs
   # Interleave the two frameworks so drift on a shared machine hits both alike.
-  ours=$(OMP_NUM_THREADS=$threads build/release/imerge-step-bench --network "$1" --batch "$2" \
+  ours=$(OMP_NUM_THREADS=$threads build/release/bench/imerge-step-bench --network "$1" --batch "$2" \
     --threads "$threads" --warmup 5 --iterations 20)
   theirs=$(OMP_NUM_THREADS=$threads /usr/bin/python3 bench/pytorch_step_bench.py --network "$1" \
     --batch "$2" --threads "$threads" --warmup 5 --iterations 20)
