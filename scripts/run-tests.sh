@@ -15,8 +15,7 @@ echo "run-tests: release build and tests took $((SECONDS - start)) s"
 
 start=$SECONDS
 scripts/build.sh asan
-# detect_leaks=0: libgomp and oneDNN keep thread pools and JIT buffers until exit, by design.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build/asan && ctest --output-on-failure -j 2 -LE slow)
 echo "run-tests: sanitizer build and tests took $((SECONDS - start)) s"
