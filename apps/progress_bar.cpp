@@ -41,7 +41,7 @@ std::string ProgressBar::line(int64_t done, const std::string& figures) const {
   if (terminal_) {
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(fraction * kWidth);
-    text += "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+    text.append(1, '[').append(filled, '#').append(kWidth - filled, '.').append("] ");
   }
   text += std::to_string(done) + "/" + std::to_string(total_) + "  " + figures + "  ETA " +
           formatDuration(remaining);
