@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages imerge builds and runs with (DESIGN.md section 5), skipping the
 # network entirely when they are all present. Run as root on Debian 12.
-#   scripts/install-deps.sh          build, test and run dependencies
-#   scripts/install-deps.sh --bench  also PyTorch, the side-by-side benchmark's peer
+#   scripts/install-deps.sh          build, test and run dependencies, PyTorch included: the
+#                                    model-zoo tests compare logits with torchvision's
+#   scripts/install-deps.sh --bench  the same (kept for older callers; PyTorch is the
+#                                    side-by-side benchmark's peer too)
 set -euo pipefail
 
 packages=(
@@ -12,10 +14,8 @@ packages=(
   libstb-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  python3-torch python3-torchvision
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch python3-torchvision)
-fi
 
 missing=()
 for package in "${packages[@]}"; do
