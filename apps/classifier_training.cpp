@@ -1,5 +1,6 @@
 #include "apps/classifier_training.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "autograd/grad_mode.h"
@@ -32,17 +33,18 @@ double secondsSince(Clock::time_point start) {
 }  // namespace
 
 EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
-                       const layers::LrSchedule& schedule, data::ShuffledBatches& batches,
-                       Generator& generator, int64_t epoch,
+                       const layers::LrSchedule& schedule, data::DataLoader& loader, int64_t epoch,
+                       int64_t maxSteps,
                        const std::function<void(const StepProgress&)>& onProgress) {
   model.train();
-  batches.startEpoch(generator);
-  const int64_t stepsPerEpoch = batches.batchesPerEpoch();
+  loader.startEpoch(epoch);
+  int64_t stepsPerEpoch = loader.batchesPerEpoch();
+  if (maxSteps > 0) stepsPerEpoch = std::min(stepsPerEpoch, maxSteps);
   const auto start = Clock::now();
   double lossSum = 0;
   int64_t correct = 0, images = 0, step = 0;
   data::Batch batch;
-  while (batches.next(batch)) {
+  while (step < stepsPerEpoch && loader.next(batch)) {
     optimizer.setLearningRate(schedule.learningRate(epoch, step, stepsPerEpoch));
     optimizer.zeroGrad();
     autograd::Variable logits = model.forward(autograd::Variable(batch.images));
@@ -63,29 +65,39 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
     }
   }
   const double seconds = secondsSince(start);
-  return {lossSum / images, static_cast<double>(correct) / images, images / seconds, seconds,
-          images};
+  return {lossSum / images,
+          static_cast<double>(correct) / images,
+          images / seconds,
+          seconds,
+          loader.waitSeconds(),
+          images,
+          step};
 }
 
-EpochResult evaluate(layers::Module& model, data::ShuffledBatches& batches) {
+EpochResult evaluate(layers::Module& model, data::DataLoader& loader) {
   model.eval();
   autograd::NoGradGuard noGrad;
   const auto start = Clock::now();
-  Generator unused;
-  batches.startEpoch(unused);
+  loader.startEpoch(0);
   double lossSum = 0;
-  int64_t correct = 0, images = 0;
+  int64_t correct = 0, images = 0, steps = 0;
   data::Batch batch;
-  while (batches.next(batch)) {
+  while (loader.next(batch)) {
     autograd::Variable logits = model.forward(autograd::Variable(batch.images));
     const int64_t count = batch.labels.numel();
     lossSum += autograd::softmaxCrossEntropy(logits, batch.labels).tensor().item() * count;
     correct += countCorrect(logits.tensor(), batch.labels);
     images += count;
+    ++steps;
   }
   const double seconds = secondsSince(start);
-  return {lossSum / images, static_cast<double>(correct) / images, images / seconds, seconds,
-          images};
+  return {lossSum / images,
+          static_cast<double>(correct) / images,
+          images / seconds,
+          seconds,
+          loader.waitSeconds(),
+          images,
+          steps};
 }
 
 }  // namespace imerge::apps

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "data/shuffled_batches.h"
+#include "data/data_loader.h"
 #include "layers/lr_schedule.h"
 #include "layers/module.h"
 #include "layers/sgd.h"
@@ -26,17 +26,20 @@ struct EpochResult {
   double accuracy = 0;
   double imagesPerSecond = 0;
   double seconds = 0;
+  double dataWaitSeconds = 0;  // time the loop waited for the data loader
   int64_t images = 0;
+  int64_t steps = 0;
 };
 
-// One pass over `batches` in training mode: forward, softmax cross-entropy, backward, SGD
-// step with the schedule's rate at every step. `onProgress` runs after every step.
+// One pass over `loader`'s epoch in training mode: forward, softmax cross-entropy, backward,
+// SGD step with the schedule's rate at every step. Stops after `maxSteps` steps when positive.
+// `onProgress` runs after every step.
 EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
-                       const layers::LrSchedule& schedule, data::ShuffledBatches& batches,
-                       Generator& generator, int64_t epoch,
+                       const layers::LrSchedule& schedule, data::DataLoader& loader, int64_t epoch,
+                       int64_t maxSteps = 0,
                        const std::function<void(const StepProgress&)>& onProgress = {});
 
-// Loss and accuracy in evaluation mode, without recording a graph.
-EpochResult evaluate(layers::Module& model, data::ShuffledBatches& batches);
+// Loss and accuracy over one pass of `loader` in evaluation mode, without recording a graph.
+EpochResult evaluate(layers::Module& model, data::DataLoader& loader);
 
 }  // namespace imerge::apps

@@ -5,9 +5,8 @@
 //   {"run": {...configuration...}, "epochs": [{"epoch": 1, "train_loss": ..., ...}, ...]}
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace imerge::apps {
 

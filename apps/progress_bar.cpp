@@ -15,7 +15,9 @@ ProgressBar::ProgressBar(std::string label, int64_t total, int64_t plainEvery, s
       start_(std::chrono::steady_clock::now()),
       lastDraw_(start_) {}
 
-bool ProgressBar::isTerminal(std::FILE* out) { return ::isatty(::fileno(out)) == 1; }
+bool ProgressBar::isTerminal(std::FILE* out) {
+  return ::isatty(::fileno(out)) == 1;
+}
 
 std::string ProgressBar::formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";

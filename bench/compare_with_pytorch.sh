@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 threads=${1:-2}
 rounds=${2:-3}
-scripts/install-deps.sh --bench >/dev/null
+scripts/install-deps.sh >/dev/null
 scripts/build.sh release >/dev/null
 
 compare() {  # network batch iterations

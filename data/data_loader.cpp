@@ -64,7 +64,7 @@ std::vector<int64_t> DataLoader::State::shardFor(int64_t epochNumber) const {
   std::vector<int64_t> order(static_cast<size_t>(total));
   std::iota(order.begin(), order.end(), int64_t{0});
   if (options.shuffle) {
-    // Fisher-Yates, as ShuffledBatches; every rank draws the same permutation.
+    // Fisher-Yates; every rank draws the same permutation.
     Generator generator(mixSeeds(options.seed, static_cast<uint64_t>(epochNumber)));
     for (size_t i = order.size(); i > 1; --i) {
       std::swap(order[i - 1], order[generator.nextInt(i)]);

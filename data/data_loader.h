@@ -24,9 +24,13 @@
 #include <vector>
 
 #include "data/dataset.h"
-#include "data/shuffled_batches.h"  // Batch
 
 namespace imerge::data {
+
+struct Batch {
+  Tensor images;  // float32 [B, C, H, W]
+  Tensor labels;  // int64 [B]
+};
 
 struct DataLoaderOptions {
   int64_t batchSize = 64;
@@ -39,7 +43,7 @@ struct DataLoaderOptions {
   int worldSize = 1;  // ... of this many (every rank sees the same number of batches)
   // Where the end-of-epoch count of skipped (undecodable) examples goes; standard error when
   // empty.
-  std::function<void(const std::string&)> warn;
+  std::function<void(const std::string&)> warn = {};
 };
 
 class DataLoader {

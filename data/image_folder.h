@@ -27,11 +27,11 @@ namespace imerge::data {
 struct ImageFolderOptions {
   int channels = 3;  // 3: RGB (greyscale is replicated, alpha dropped); 1: greyscale (luma)
   // Batching needs one size: give a resize or crop unless every image already has one size.
-  TransformPtr transform;
+  TransformPtr transform = nullptr;
   bool strict = false;  // a bad image is an error instead of a warning and a skip
   // Where warnings go, one line each; standard error when empty. Called from worker threads,
   // never two at once.
-  std::function<void(const std::string&)> warn;
+  std::function<void(const std::string&)> warn = {};
 };
 
 class ImageFolderDataset final : public Dataset {

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages imerge builds and runs with (DESIGN.md section 5), skipping the
 # network entirely when they are all present. Run as root on Debian 12.
-#   scripts/install-deps.sh          build, test and run dependencies, PyTorch included: the
-#                                    model-zoo tests compare logits with torchvision's
-#   scripts/install-deps.sh --bench  the same (kept for older callers; PyTorch is the
-#                                    side-by-side benchmark's peer too)
+# PyTorch is among them: the model-zoo tests compare logits with torchvision's, and the
+# benchmarks run it side by side.
 set -euo pipefail
 
 packages=(
