@@ -27,6 +27,17 @@ int64_t countCorrect(const Tensor& logits, const Tensor& labels) {
   return correct;
 }
 
+EpochResult summarize(double lossSum, int64_t correct, int64_t images, int64_t steps,
+                      double seconds, double dataWaitSeconds) {
+  return {lossSum / images,
+          static_cast<double>(correct) / images,
+          images / seconds,
+          seconds,
+          dataWaitSeconds,
+          images,
+          steps};
+}
+
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -64,14 +75,7 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
                   optimizer.learningRate()});
     }
   }
-  const double seconds = secondsSince(start);
-  return {lossSum / images,
-          static_cast<double>(correct) / images,
-          images / seconds,
-          seconds,
-          loader.waitSeconds(),
-          images,
-          step};
+  return summarize(lossSum, correct, images, step, secondsSince(start), loader.waitSeconds());
 }
 
 EpochResult evaluate(layers::Module& model, data::DataLoader& loader) {
@@ -90,14 +94,7 @@ EpochResult evaluate(layers::Module& model, data::DataLoader& loader) {
     images += count;
     ++steps;
   }
-  const double seconds = secondsSince(start);
-  return {lossSum / images,
-          static_cast<double>(correct) / images,
-          images / seconds,
-          seconds,
-          loader.waitSeconds(),
-          images,
-          steps};
+  return summarize(lossSum, correct, images, steps, secondsSince(start), loader.waitSeconds());
 }
 
 }  // namespace imerge::apps
