@@ -12,6 +12,7 @@
 #include "data/idx_dataset.h"
 #include "data/synthetic.h"
 #include "support/error_text.h"
+#include "support/temp_dir.h"
 
 namespace imerge::data {
 namespace {
@@ -22,20 +23,7 @@ using testing::expectContains;
 
 const fs::path kFixtures = fs::path(__FILE__).parent_path() / "fixtures";
 
-// A fresh directory under the system's temporary folder, removed by the destructor.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(fs::temp_directory_path() / ("imerge-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 void truncateCopy(const fs::path& from, const fs::path& to, uintmax_t bytes) {
   fs::copy_file(from, to, fs::copy_options::overwrite_existing);

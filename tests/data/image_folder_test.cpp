@@ -16,6 +16,7 @@
 
 #include "data/data_loader.h"
 #include "support/error_text.h"
+#include "support/temp_dir.h"
 
 namespace imerge::data {
 namespace {
@@ -26,19 +27,7 @@ using testing::expectContains;
 
 const fs::path kFolder = fs::path(__FILE__).parent_path() / "fixtures" / "image_folder";
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(fs::temp_directory_path() / ("imerge-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // Collects warnings; the dataset calls it from worker threads.
 struct Warnings {
