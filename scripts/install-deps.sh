@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libopenblas-dev libopenblas0-openmp libdnnl-dev
+  libopenblas-dev libopenblas0-openmp libdnnl-dev ocl-icd-opencl-dev
   libopenmpi-dev openmpi-bin
   libstb-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
