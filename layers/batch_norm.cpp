@@ -13,6 +13,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum)
       batchesTracked_(registerBuffer("num_batches_tracked", Tensor::zeros({1}, DType::Int64))) {}
 
 Variable BatchNorm2d::forward(const Variable& input) {
+  runForwardPreHook();
   if (isTraining()) ++batchesTracked_.data<int64_t>()[0];
   return autograd::batchNorm2d(input, weight_, bias_, runningMean_, runningVar_,
                                {isTraining(), momentum_, eps_});

@@ -39,6 +39,7 @@ Conv2d::Conv2d(int64_t inChannels, int64_t outChannels, int64_t kernel, int64_t 
              generator) {}
 
 Variable Conv2d::forward(const Variable& input) {
+  runForwardPreHook();
   return autograd::conv2d(input, weight_, bias_, config_.options);
 }
 

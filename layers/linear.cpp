@@ -19,6 +19,7 @@ Linear::Linear(int64_t inFeatures, int64_t outFeatures, bool bias, Generator& ge
 }
 
 Variable Linear::forward(const Variable& input) {
+  runForwardPreHook();
   return autograd::linear(input, weight_, bias_);
 }
 

@@ -7,6 +7,7 @@
 // forward order; backward produces their gradients roughly in reverse.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,9 +45,22 @@ class Module {
   // Short description for summaries: "Conv2d(3, 64, kernel=3, stride=1, padding=1)".
   virtual std::string describe() const = 0;
 
+  // This module's own parameters, without its children's.
+  const std::vector<std::pair<std::string, Variable>>& ownParameters() const {
+    return parameters_;
+  }
+  // A function run at the start of forward() by every module that owns parameters (Conv2d,
+  // Linear, BatchNorm2d), before it reads them. The data-parallel `priority` strategy waits
+  // there for this layer's update only, so a forward pass overlaps the previous step's
+  // communication. An empty function removes it.
+  void setForwardPreHook(std::function<void(Module&)> hook) { forwardPreHook_ = std::move(hook); }
+
  protected:
   Variable registerParameter(const std::string& name, Tensor value);
   Tensor& registerBuffer(const std::string& name, Tensor value);
+  void runForwardPreHook() {
+    if (forwardPreHook_) forwardPreHook_(*this);
+  }
   template <typename Child>
   std::shared_ptr<Child> registerModule(const std::string& name, std::shared_ptr<Child> child) {
     addChild(name, child);
@@ -65,6 +79,7 @@ class Module {
   std::vector<std::pair<std::string, std::unique_ptr<Tensor>>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  std::function<void(Module&)> forwardPreHook_;
 };
 
 }  // namespace imerge::layers

@@ -14,32 +14,40 @@ Sgd::Sgd(std::vector<autograd::Variable> parameters, const SgdOptions& options)
 }
 
 void Sgd::step() {
-  const float lr = options_.learningRate;
+  for (size_t index = 0; index < parameters_.size(); ++index) {
+    autograd::Variable& parameter = parameters_[index];
+    if (parameter.hasGrad()) stepParameter(index, parameter.grad(), options_.learningRate);
+  }
+}
+
+void Sgd::stepParameter(size_t index, const Tensor& gradient, float learningRate) {
+  IMERGE_CHECK(index < parameters_.size(), "SGD: parameter index ", index, " out of range (",
+               parameters_.size(), " parameters)");
+  autograd::Variable& parameter = parameters_[index];
+  IMERGE_CHECK(gradient.shape() == parameter.shape(), "SGD: gradient ", gradient.describe(),
+               " does not match '", parameter.name(), "' ", parameter.tensor().describe());
+  const float lr = learningRate;
   const float momentum = options_.momentum;
   const float keep = 1.0f - options_.dampening;
   const float decay = options_.weightDecay;
   const bool nesterov = options_.nesterov;
-  for (size_t index = 0; index < parameters_.size(); ++index) {
-    autograd::Variable& parameter = parameters_[index];
-    if (!parameter.hasGrad()) continue;
-    float* p = parameter.tensor().data<float>();
-    const float* g = parameter.grad().data<float>();
-    const int64_t n = parameter.numel();
-    if (momentum == 0.0f) {
+  float* p = parameter.tensor().data<float>();
+  const float* g = gradient.data<float>();
+  const int64_t n = parameter.numel();
+  if (momentum == 0.0f) {
 #pragma omp parallel for simd if (n > 65536) schedule(static)
-      for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + decay * p[i]);
-      continue;
-    }
-    Tensor& bufferTensor = momentumBuffers_[index];
-    const bool firstStep = !bufferTensor.defined();
-    if (firstStep) bufferTensor = Tensor::empty(parameter.shape());
-    float* buf = bufferTensor.data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + decay * p[i]);
+    return;
+  }
+  Tensor& bufferTensor = momentumBuffers_[index];
+  const bool firstStep = !bufferTensor.defined();
+  if (firstStep) bufferTensor = Tensor::empty(parameter.shape());
+  float* buf = bufferTensor.data<float>();
 #pragma omp parallel for simd if (n > 65536) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      const float d = g[i] + decay * p[i];
-      buf[i] = firstStep ? d : momentum * buf[i] + keep * d;
-      p[i] -= lr * (nesterov ? d + momentum * buf[i] : buf[i]);
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = g[i] + decay * p[i];
+    buf[i] = firstStep ? d : momentum * buf[i] + keep * d;
+    p[i] -= lr * (nesterov ? d + momentum * buf[i] : buf[i]);
   }
 }
 

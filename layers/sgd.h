@@ -29,11 +29,16 @@ class Sgd {
   Sgd(std::vector<autograd::Variable> parameters, const SgdOptions& options);
 
   void step();
+  // Updates one parameter (an index into the constructor's list) with `gradient` at
+  // `learningRate`: the data-parallel `priority` strategy updates each layer when its gradient
+  // has arrived, after the loop has moved on to the next step's rate.
+  void stepParameter(size_t index, const Tensor& gradient, float learningRate);
   void zeroGrad();
 
   float learningRate() const { return options_.learningRate; }
   void setLearningRate(float learningRate) { options_.learningRate = learningRate; }
   const SgdOptions& options() const { return options_; }
+  const std::vector<autograd::Variable>& parameters() const { return parameters_; }
 
   // Momentum buffers, one per parameter (undefined before the parameter's first step); for
   // checkpoints.
