@@ -1,0 +1,119 @@
+// Work's hand-off between the communication thread and its waiters, the blocking conveniences
+// every backend shares, and the world of one.
+//
+// Contract: a Work is finished exactly once (markFinished), by the thread that ran its task;
+// wait() may be called any number of times from any thread and rethrows the task's exception
+// each time. SingleProcessCommunicator runs tasks inline on the caller's thread, so its works
+// are complete when submit() returns.
+#include "distributed/communicator.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace imerge::distributed {
+
+// ---- Work ----------------------------------------------------------------------------------
+
+void Work::wait() {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [this] { return completed_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool Work::completed() const {
+  std::lock_guard lock(mutex_);
+  return completed_;
+}
+
+CommClock::time_point Work::started() const {
+  std::lock_guard lock(mutex_);
+  return started_;
+}
+
+CommClock::time_point Work::finished() const {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+void Work::markStarted() {
+  std::lock_guard lock(mutex_);
+  started_ = CommClock::now();
+}
+
+void Work::markFinished(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = CommClock::now();
+    // A task that failed before it started (a communicator already failed or shut down) still
+    // gets a start time, so traces never show a finish before a start.
+    if (started_ == CommClock::time_point{}) started_ = finished_;
+    error_ = std::move(error);
+    completed_ = true;
+  }
+  // Outside the lock: a woken waiter must not block on the mutex we still hold.
+  done_.notify_all();
+}
+
+// ---- Communicator conveniences -------------------------------------------------------------
+
+WorkHandle Communicator::allreduceSumAsync(float* data, size_t count, std::string label) {
+  return submit(std::move(label),
+                [data, count](CollectiveOps& ops) { ops.allreduceSum(data, count); });
+}
+
+void Communicator::broadcast(void* data, size_t bytes, int root) {
+  submit("broadcast", [data, bytes, root](CollectiveOps& ops) {
+    ops.broadcast(data, bytes, root);
+  })->wait();
+}
+
+void Communicator::allreduceMax(int64_t* data, size_t count) {
+  submit("all-reduce max", [data, count](CollectiveOps& ops) {
+    ops.allreduceMax(data, count);
+  })->wait();
+}
+
+void Communicator::barrier() {
+  submit("barrier", [](CollectiveOps& ops) { ops.barrier(); })->wait();
+}
+
+// ---- SingleProcessCommunicator -------------------------------------------------------------
+
+namespace {
+
+// With one rank every reduction of a buffer is the buffer itself, and rank 0 is every root.
+class IdentityOps final : public CollectiveOps {
+ public:
+  void allreduceSum(float*, size_t) override {}
+  void allreduceMax(int64_t*, size_t) override {}
+  void allreduceBitwiseAnd(uint8_t*, size_t) override {}
+  void broadcast(void*, size_t, int) override {}
+  void barrier() override {}
+};
+
+}  // namespace
+
+WorkHandle SingleProcessCommunicator::submit(std::string label, CommTask task) {
+  auto work = std::make_shared<Work>(std::move(label));
+  IdentityOps ops;
+  work->markStarted();
+  // A throwing task does not poison later ones here (unlike MPI): with one rank there is no
+  // collective order that another rank could disagree with.
+  try {
+    task(ops);
+    work->markFinished(nullptr);
+  } catch (...) {
+    work->markFinished(std::current_exception());
+  }
+  return work;
+}
+
+void SingleProcessCommunicator::abort(int exitCode) {
+  // The same promise as MPI_Abort: the process ends now, from any thread, without running
+  // destructors or atexit handlers (which could wait on the very thread that is failing).
+  // Flush first, so the error that led here is not lost in a stdio buffer.
+  std::fflush(nullptr);
+  std::_Exit(exitCode);
+}
+
+}  // namespace imerge::distributed

@@ -1,0 +1,505 @@
+// The MPI communicator's thread, its queue and its collectives (the design is in the header).
+//
+// Thread level: MPI_Init_thread is called on the communication thread, which makes that thread
+// MPI's "main thread", and no other thread calls MPI (abort() aside, see the header). That is
+// exactly MPI_THREAD_FUNNELED; SERIALIZED or MULTIPLE would buy nothing and MULTIPLE makes Open
+// MPI lock around every call.
+//
+// Progress: Open MPI moves a non-blocking collective forward only inside MPI calls, so the test
+// loop below is what drives the transfer; yielding between tests keeps it from starving this
+// rank's compute thread on a small machine, and costs little when nothing else wants the core.
+// Open MPI's own idle loop is told to yield too (mpi_yield_when_idle), for the progress it runs
+// inside MPI calls.
+#include "distributed/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/error.h"
+
+namespace imerge::distributed {
+
+namespace {
+
+std::string mpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
+const char* threadLevelName(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+    default:
+      return "an unknown thread level";
+  }
+}
+
+std::string messageOf(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+int envInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return fallback;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  return (end && *end == '\0' && parsed >= 0 && parsed <= INT_MAX) ? static_cast<int>(parsed)
+                                                                   : fallback;
+}
+
+// One MpiCommunicator per process, ever: MPI_Init cannot follow MPI_Finalize.
+std::atomic<bool> processHasMpiCommunicator{false};
+
+}  // namespace
+
+bool launchedByMpirun() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(name)) return true;
+  }
+  return false;
+}
+
+int localRankCount() {
+  return std::max(1, envInt("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
+}
+
+int localRank() {
+  return envInt("OMPI_COMM_WORLD_LOCAL_RANK", 0);
+}
+
+// ---- the collectives, on the communication thread ------------------------------------------
+
+class MpiCommunicator::Ops final : public CollectiveOps {
+ public:
+  explicit Ops(MpiCommunicator& owner) : owner_(owner) {}
+
+  void setComm(MPI_Comm comm) { comm_ = comm; }
+  // The running task's label, for error messages; it outlives the task (the Work owns it).
+  void setLabel(const std::string& label) { label_ = &label; }
+  void clearLabel() { label_ = nullptr; }
+
+  void allreduceSum(float* data, size_t count) override {
+    allreduce(data, count, sizeof(float), MPI_FLOAT, MPI_SUM, "all-reduce");
+  }
+  void allreduceMax(int64_t* data, size_t count) override {
+    allreduce(data, count, sizeof(int64_t), MPI_INT64_T, MPI_MAX, "all-reduce (max)");
+  }
+  void allreduceBitwiseAnd(uint8_t* data, size_t bytes) override {
+    allreduce(data, bytes, 1, MPI_UINT8_T, MPI_BAND, "all-reduce (bitwise and)");
+  }
+
+  void broadcast(void* data, size_t bytes, int root) override {
+    IMERGE_CHECK(root >= 0 && root < owner_.size_, "broadcast '", label(), "': root ", root,
+                 " is not a rank of this world of ", owner_.size_);
+    forEachPiece(
+        data, bytes, 1,
+        [&](void* piece, int count, MPI_Request* request) {
+          return MPI_Ibcast(piece, count, MPI_BYTE, root, comm_, request);
+        },
+        "broadcast", "MPI_Ibcast");
+  }
+
+  void barrier() override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", "barrier", 0);
+    complete(request, "barrier", 0, 0, 1);
+  }
+
+  // Requests given up by a time-out or by the destructor. Their buffers are still MPI's: if the
+  // other ranks join late, MPI writes into them when the requests are tested to completion.
+  bool hasAbandoned() const { return !abandoned_.empty(); }
+  void progressAbandoned() {
+    for (MPI_Request& request : abandoned_) {
+      int done = 0;
+      // An error here has nowhere to go; the request is then dropped like a completed one.
+      if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) request = MPI_REQUEST_NULL;
+    }
+    std::erase(abandoned_, MPI_REQUEST_NULL);
+  }
+  size_t abandonedCount() const { return abandoned_.size(); }
+
+ private:
+  const std::string& label() const {
+    static const std::string none = "(no task)";
+    return label_ ? *label_ : none;
+  }
+
+  void allreduce(void* data, size_t count, size_t elementBytes, MPI_Datatype type, MPI_Op op,
+                 const char* what) {
+    forEachPiece(
+        data, count, elementBytes,
+        [&](void* piece, int pieceCount, MPI_Request* request) {
+          return MPI_Iallreduce(MPI_IN_PLACE, piece, pieceCount, type, op, comm_, request);
+        },
+        what, "MPI_Iallreduce");
+  }
+
+  // MPI counts are `int`: a buffer of more elements goes as consecutive pieces, each one its own
+  // collective (every rank splits the same count the same way, so the pieces match up).
+  template <typename Start>
+  void forEachPiece(void* data, size_t count, size_t elementBytes, Start start, const char* what,
+                    const char* call) {
+    const size_t perCall = std::clamp<size_t>(owner_.maxElementsPerCall_.load(), 1, INT_MAX);
+    const size_t pieces = (count + perCall - 1) / perCall;
+    auto* bytes = static_cast<char*>(data);
+    for (size_t piece = 0; piece < pieces; ++piece) {
+      const size_t offset = piece * perCall;
+      const size_t pieceCount = std::min(perCall, count - offset);
+      MPI_Request request = MPI_REQUEST_NULL;
+      check(start(bytes + offset * elementBytes, static_cast<int>(pieceCount), &request), call,
+            what, count * elementBytes);
+      complete(request, what, count * elementBytes, piece, pieces);
+    }
+  }
+
+  void check(int code, const char* call, const char* what, size_t bytes) {
+    if (code == MPI_SUCCESS) return;
+    IMERGE_FAIL(call, " failed for ", what, " '", label(), "' (", bytes, " bytes) on rank ",
+                owner_.rank_, " of ", owner_.size_, ": ", mpiErrorString(code),
+                ". Causes: another rank exited (check its output for an earlier error), or the "
+                "ranks passed different sizes to the same collective");
+  }
+
+  // The test loop: drives the request to completion, yielding the core between tests, until
+  // the time-out or the destructor gives up on it.
+  void complete(MPI_Request& request, const char* what, size_t bytes, size_t piece, size_t pieces) {
+    const double timeoutSeconds = owner_.timeoutSeconds_.load();
+    const auto startedAt = CommClock::now();
+    const auto deadline = timeoutSeconds > 0
+                              ? startedAt + std::chrono::duration_cast<CommClock::duration>(
+                                                std::chrono::duration<double>(timeoutSeconds))
+                              : CommClock::time_point::max();
+    for (;;) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", what, bytes);
+      if (done) return;
+      if (owner_.stopping_.load(std::memory_order_relaxed)) {
+        abandoned_.push_back(request);
+        IMERGE_FAIL(what, " '", label(), "' (", bytes, " bytes) on rank ", owner_.rank_, " of ",
+                    owner_.size_,
+                    " was abandoned: the MpiCommunicator was destroyed while it "
+                    "waited (call shutdown() to finish queued work first)");
+      }
+      if (CommClock::now() >= deadline) {
+        abandoned_.push_back(request);
+        const std::string pieceNote = pieces > 1 ? " (piece " + std::to_string(piece + 1) + " of " +
+                                                       std::to_string(pieces) + ")"
+                                                 : "";
+        IMERGE_FAIL(what, " '", label(), "' (", bytes, " bytes)", pieceNote,
+                    " did not complete within ", formatSeconds(timeoutSeconds), " s on rank ",
+                    owner_.rank_, " of ", owner_.size_,
+                    ": another rank has probably exited or stopped; check the other ranks' "
+                    "output for an earlier error. Other causes: the ranks submitted different "
+                    "collectives, or the same ones in a different order (every rank must launch "
+                    "its all-reduces in the same order, with the same sizes); or a rank is much "
+                    "slower than this one (raise MpiOptions::timeoutSeconds, 0 waits forever). "
+                    "This communicator now fails every later task; call abort() to end the job");
+      }
+      // Spinning a few microseconds before the first yield was measured too: no gain, even for
+      // 4 KiB all-reduces, so the loop yields from the start.
+      std::this_thread::yield();
+    }
+  }
+
+  MpiCommunicator& owner_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  const std::string* label_ = nullptr;
+  std::vector<MPI_Request> abandoned_;
+};
+
+// ---- the communicator ----------------------------------------------------------------------
+
+MpiCommunicator::MpiCommunicator(const MpiOptions& options)
+    : timeoutSeconds_(options.timeoutSeconds), maxElementsPerCall_(options.maxElementsPerCall) {
+  IMERGE_CHECK(options.timeoutSeconds >= 0,
+               "MpiOptions::timeoutSeconds must be >= 0 (0 waits "
+               "forever), got ",
+               options.timeoutSeconds);
+  IMERGE_CHECK(options.maxElementsPerCall > 0, "MpiOptions::maxElementsPerCall must be > 0");
+  IMERGE_CHECK(!processHasMpiCommunicator.exchange(true),
+               "MpiCommunicator: this process already started one. MPI can be initialised only "
+               "once per process (not again after MPI_Finalize), so create a single "
+               "MpiCommunicator and share it");
+  // Both queries may be made from any thread, before MPI_Init as well.
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  IMERGE_CHECK(!initialized && !finalized, "MpiCommunicator: MPI is already ",
+               finalized ? "finalised" : "initialised",
+               " in this process. The communicator's thread must own MPI_Init_thread and "
+               "MPI_Finalize; remove the other MPI_Init/MPI_Finalize calls");
+  // Open MPI settings, read by MPI_Init; a user's own setting wins (overwrite = 0). setenv is
+  // not thread-safe, which is why this happens here, before the thread exists.
+  // - Yield in Open MPI's own progress loops too, for the same reason as our test loop.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  // - MPI_Iallreduce's algorithm. libnbc's automatic choice is a binomial tree (reduce to rank
+  //   0, then broadcast) whenever there are fewer than 4 ranks or the buffer is in place, which
+  //   is always the case here; it moves every byte twice in sequence and measured 38-59% of
+  //   blocking MPI_Allreduce's bandwidth from 1 MiB to 256 MiB on 2 ranks. Rabenseifner's
+  //   reduce-scatter + all-gather (3; libnbc falls back to a ring when a buffer has fewer
+  //   elements than ranks) measured 96-103% over the same sizes (bench/allreduce_bench.cpp).
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "3", 0);
+
+  thread_ = std::thread([this] { threadMain(); });
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [this] { return initDone_; });
+  if (!initError_.empty()) {
+    const std::string message = initError_;
+    lock.unlock();
+    thread_.join();
+    joined_ = true;
+    throw Error(message);
+  }
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (joined_ || !thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    acceptingTasks_ = false;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+WorkHandle MpiCommunicator::submit(std::string label, CommTask task) {
+  auto work = std::make_shared<Work>(std::move(label));
+  IMERGE_CHECK(task, "MpiCommunicator::submit('", work->label(), "'): empty task");
+  {
+    std::lock_guard lock(mutex_);
+    if (acceptingTasks_) {
+      queue_.push_back({work, std::move(task)});
+      wake_.notify_one();
+      return work;
+    }
+  }
+  work->markFinished(std::make_exception_ptr(
+      Error("MpiCommunicator: task '" + work->label() +
+            "' was submitted after shutdown() (or "
+            "while the communicator was being destroyed); submit all work before shutdown()")));
+  return work;
+}
+
+void MpiCommunicator::abort(int exitCode) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  std::fflush(nullptr);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, exitCode);
+  // MPI_Abort does not return in Open MPI; this is for the cases without MPI (and for an MPI
+  // that would return).
+  std::_Exit(exitCode);
+}
+
+void MpiCommunicator::shutdown() {
+  IMERGE_CHECK(std::this_thread::get_id() != thread_.get_id(),
+               "MpiCommunicator::shutdown() was called from inside a task; it waits for the "
+               "communication thread, so call it from the thread that owns the communicator");
+  auto marker = std::make_shared<Work>("shutdown");
+  {
+    std::lock_guard lock(mutex_);
+    if (!acceptingTasks_ || joined_) return;
+    acceptingTasks_ = false;
+    queue_.push_back({marker, CommTask{}});
+  }
+  wake_.notify_all();
+  std::exception_ptr error;
+  try {
+    marker->wait();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  thread_.join();
+  joined_ = true;
+  if (error) std::rethrow_exception(error);
+}
+
+void MpiCommunicator::setTimeoutSeconds(double seconds) {
+  IMERGE_CHECK(seconds >= 0, "MpiCommunicator::setTimeoutSeconds: must be >= 0, got ", seconds);
+  timeoutSeconds_ = seconds;
+}
+
+void MpiCommunicator::setMaxElementsPerCall(size_t elements) {
+  IMERGE_CHECK(elements > 0, "MpiCommunicator::setMaxElementsPerCall: must be > 0");
+  maxElementsPerCall_ = elements;
+}
+
+bool MpiCommunicator::failed() const {
+  std::lock_guard lock(mutex_);
+  return firstError_ != nullptr;
+}
+
+void MpiCommunicator::finishWithoutRunning(Pending& pending, std::exception_ptr error) {
+  pending.work->markFinished(std::move(error));
+}
+
+void MpiCommunicator::runTask(Pending& pending, Ops& ops) {
+  std::exception_ptr earlier;
+  {
+    std::lock_guard lock(mutex_);
+    earlier = firstError_;
+  }
+  if (earlier) {
+    finishWithoutRunning(
+        pending, std::make_exception_ptr(Error("task '" + pending.work->label() +
+                                               "' was not run on rank " + std::to_string(rank_) +
+                                               ": an earlier task of this communicator failed, so "
+                                               "the ranks may no longer agree on the "
+                                               "order of collectives. The first error: " +
+                                               messageOf(earlier))));
+    return;
+  }
+  pending.work->markStarted();
+  ops.setLabel(pending.work->label());
+  std::exception_ptr error;
+  try {
+    pending.task(ops);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  ops.clearLabel();
+  if (error) {
+    std::lock_guard lock(mutex_);
+    if (!firstError_) firstError_ = error;
+  }
+  pending.work->markFinished(error);
+}
+
+void MpiCommunicator::threadMain() {
+  // ---- start-up: MPI_Init_thread on this thread (see the file comment for the level) ----
+  std::string initError;
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int initCode = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  if (initCode != MPI_SUCCESS) {
+    initError = "MPI_Init_thread failed: " + mpiErrorString(initCode) +
+                ". Causes: the MPI runtime could not start (run the program under mpirun, "
+                "e.g. 'mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 ...'), "
+                "or the MPI installation is broken (check 'mpirun -np 1 hostname')";
+  } else if (provided < MPI_THREAD_FUNNELED) {
+    initError = std::string("MPI_Init_thread: this MPI library provides only ") +
+                threadLevelName(provided) +
+                ", but imerge runs MPI on a communication thread and needs at least "
+                "MPI_THREAD_FUNNELED. Use an MPI built with thread support (Debian's Open MPI "
+                "has it)";
+    MPI_Finalize();
+  } else {
+    // Errors come back as codes (thrown as imerge::Error naming the call), not as MPI's default
+    // abort of the whole job, so a caller can report them first. A private duplicate keeps our
+    // collectives apart from any the application issues on MPI_COMM_WORLD.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int dupCode = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (dupCode != MPI_SUCCESS) {
+      initError = "MPI_Comm_dup(MPI_COMM_WORLD) failed: " + mpiErrorString(dupCode);
+    } else {
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+      MPI_Comm_rank(comm, &rank_);
+      MPI_Comm_size(comm, &size_);
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    initError_ = initError;
+    initDone_ = true;
+  }
+  wake_.notify_all();
+  if (!initError.empty()) return;
+
+  // ---- the task loop ----
+  Ops ops(*this);
+  ops.setComm(comm);
+  for (;;) {
+    Pending next;
+    {
+      std::unique_lock lock(mutex_);
+      while (queue_.empty() && !stopping_) {
+        if (!ops.hasAbandoned()) {
+          wake_.wait(lock);
+          continue;
+        }
+        // Abandoned requests complete only while someone tests them; a late rank is waiting
+        // for this one's data.
+        wake_.wait_for(lock, std::chrono::milliseconds(2));
+        lock.unlock();
+        ops.progressAbandoned();
+        lock.lock();
+      }
+      if (stopping_) {
+        // The destructor: fail what is left, without MPI_Finalize.
+        const auto error = std::make_exception_ptr(
+            Error("MpiCommunicator was destroyed before this task ran; call shutdown() to run "
+                  "queued work first"));
+        for (Pending& pending : queue_) finishWithoutRunning(pending, error);
+        queue_.clear();
+        return;
+      }
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (next.task) {
+      runTask(next, ops);
+      continue;
+    }
+
+    // ---- the shutdown marker: every earlier task has run ----
+    const double timeoutSeconds = timeoutSeconds_.load();
+    const auto deadline = CommClock::now() + std::chrono::duration_cast<CommClock::duration>(
+                                                 std::chrono::duration<double>(timeoutSeconds));
+    while (ops.hasAbandoned() && !stopping_ &&
+           (timeoutSeconds == 0 || CommClock::now() < deadline)) {
+      ops.progressAbandoned();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (ops.hasAbandoned()) {
+      next.work->markFinished(std::make_exception_ptr(
+          Error("MpiCommunicator::shutdown on rank " + std::to_string(rank_) + ": " +
+                std::to_string(ops.abandonedCount()) +
+                " collective(s) that timed out never completed, so MPI_Finalize was skipped (it "
+                "would wait for them forever). Call abort() to end the job on every rank")));
+      return;
+    }
+    MPI_Comm_free(&comm);
+    const int finalizeCode = MPI_Finalize();
+    next.work->markFinished(
+        finalizeCode == MPI_SUCCESS
+            ? nullptr
+            : std::make_exception_ptr(Error("MPI_Finalize failed on rank " + std::to_string(rank_) +
+                                            ": " + mpiErrorString(finalizeCode))));
+    return;
+  }
+}
+
+std::unique_ptr<Communicator> startMpiCommunicator(const MpiOptions& options) {
+  return std::make_unique<MpiCommunicator>(options);
+}
+
+}  // namespace imerge::distributed
