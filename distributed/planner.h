@@ -24,7 +24,7 @@ class Planner {
 };
 
 struct PlannerOptions {
-  size_t fusionBytes = size_t{64} << 20;  // `fusion`: --fusion-bytes
+  size_t fusionBytes = size_t{64} << 20;   // `fusion`: --fusion-bytes
   size_t sliceElements = size_t{1} << 20;  // `priority`: --slice-elems (float32 elements)
 };
 

@@ -1,0 +1,131 @@
+// DataParallel: synchronous data-parallel training of one model replica per rank (PyTorch DDP,
+// Horovod), with the gradient-fusion strategy of DESIGN.md section 4 executed inside backward.
+//
+//   DataParallel parallel(model, communicator, {.strategy = "imerge"});
+//   for each batch of this rank's shard:
+//     Variable loss = lossOf(parallel.forward(images));
+//     parallel.backward(loss);   // buckets all-reduced while backward runs; averaged
+//     parallel.step(optimizer);  // updates and clears the gradients
+//   parallel.synchronize();      // before evaluating or saving (priority updates lazily)
+//
+// At construction every rank checks that all ranks run the same model, strategy and run
+// configuration (a clear error naming the ranks that differ), then takes rank 0's parameters
+// and buffers. The plan is rank 0's: rank 0 plans, broadcasts, and every rank installs it. The
+// first `warmupSteps` steps profile each tensor's backward time in the engine's own hooks; then
+// the plan is rebuilt from rank 0's measured order and times, and for the strategies that use
+// timings it is rebuilt again whenever they drift.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/comm_model.h"
+#include "distributed/communicator.h"
+#include "distributed/planner.h"
+#include "distributed/reducer.h"
+#include "distributed/trace.h"
+#include "layers/module.h"
+#include "layers/sgd.h"
+
+namespace imerge::distributed {
+
+struct DataParallelOptions {
+  std::string strategy = "wfbp";
+  PlannerOptions planner;
+  // The measured communication model (e.g. from imerge-commbench); empty: measured at start-up
+  // for the strategies that plan with one.
+  std::vector<CommSample> commSamples;
+  int64_t warmupSteps = 5;         // profiled before the plan is rebuilt (at least 1)
+  int64_t replanEverySteps = 200;  // drift checks, for strategies that use timings
+  double driftTolerance = 0.25;    // relative change of the backward span that triggers one
+  Trace* trace = nullptr;          // per-rank timeline, when set
+  // The caller's run configuration (batch size, epochs, ...), part of the start-up check.
+  std::string runSignature;
+};
+
+// One iteration, from the start of its forward to the start of the next.
+struct StepBreakdown {
+  int64_t step = 0;
+  double iterationSeconds = 0;
+  double computeSeconds = 0;        // forward + backward + optimizer, waiting excluded
+  double communicationSeconds = 0;  // all-reduces on the communication thread
+  double overlappedSeconds = 0;     // communication while the main thread was not waiting
+  double waitingSeconds = 0;        // main thread blocked on communication
+  double bookkeepingSeconds = 0;    // the scheduler's own work in hooks and finish()
+  size_t buckets = 0;
+};
+
+class DataParallel {
+ public:
+  DataParallel(std::shared_ptr<layers::Module> model, Communicator& communicator,
+               DataParallelOptions options);
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  autograd::Variable forward(const autograd::Variable& input);
+  // Backward through `loss`, with every bucket all-reduced and averaged when it returns
+  // (priority: still in flight; each layer's next forward waits for its own update).
+  void backward(const autograd::Variable& loss);
+  // The optimizer step on the averaged gradients, which it then clears. `optimizer` must hold
+  // the model's parameters in registration order.
+  void step(layers::Sgd& optimizer);
+  // Waits for everything in flight and applies pending updates: before evaluation, checkpoints
+  // and the end of training.
+  void synchronize();
+
+  // Breakdowns of the iterations completed since the last call.
+  std::vector<StepBreakdown> takeBreakdowns();
+
+  int rank() const { return communicator_.rank(); }
+  int worldSize() const { return communicator_.size(); }
+  const std::string& strategy() const { return options_.strategy; }
+  const Plan& plan() const { return reducer_->plan(); }
+  std::string describePlan() const;
+  int64_t plansBuilt() const { return plansBuilt_; }
+  const CommModel* beliefModel() const { return belief_.get(); }
+  Communicator& communicator() { return communicator_; }
+
+ private:
+  std::string signature() const;
+  void checkSameEverywhere();
+  void broadcastStateFromRankZero();
+  // Rank 0 plans over `order` with backward times `readySeconds` (per parameter index) and
+  // every rank installs rank 0's plan.
+  void agreeOnPlan(const std::vector<size_t>& order, const std::vector<double>& readySeconds);
+  void afterStep();
+  std::vector<double> medianReadySeconds() const;
+  void installForwardPreHooks();
+  void applyPendingUpdate(size_t parameterIndex);
+  void closeIteration();
+
+  std::shared_ptr<layers::Module> model_;
+  Communicator& communicator_;
+  DataParallelOptions options_;
+  std::unique_ptr<Planner> planner_;
+  std::unique_ptr<CommModel> belief_;
+  std::unique_ptr<Reducer> reducer_;
+  std::vector<autograd::Variable> parameters_;
+  std::vector<layers::Module*> hookedModules_;
+
+  int64_t step_ = 0;  // steps completed
+  int64_t plansBuilt_ = 0;
+  std::deque<std::vector<double>> recentReadySeconds_;  // per step, per parameter index
+  std::vector<size_t> lastHookOrder_;
+  double plannedBackwardSpan_ = 0;
+
+  // Priority: updates of the last step not applied yet, and the rate they use.
+  layers::Sgd* optimizer_ = nullptr;
+  std::vector<uint8_t> updatePending_;
+  float pendingLearningRate_ = 0;
+
+  // The iteration being measured.
+  bool iterationOpen_ = false;
+  CommClock::time_point iterationStart_, forwardEnd_;
+  double computeSeconds_ = 0, ownBookkeepingSeconds_ = 0;
+  std::vector<StepBreakdown> breakdowns_;
+};
+
+}  // namespace imerge::distributed

@@ -1,0 +1,263 @@
+#include "distributed/reducer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+
+namespace imerge::distributed {
+
+namespace {
+double secondsBetween(CommClock::time_point start, CommClock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+}  // namespace
+
+Reducer::Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator)
+    : parameters_(std::move(parameters)), communicator_(communicator) {
+  IMERGE_CHECK(!parameters_.empty(), "Reducer: the model has no parameters to reduce");
+  for (size_t index = 0; index < parameters_.size(); ++index) {
+    const autograd::Variable& parameter = parameters_[index];
+    IMERGE_CHECK(parameter.requiresGrad() && parameter.tensor().dtype() == DType::Float32,
+                 "Reducer: parameter '", parameter.name(), "' ", parameter.tensor().describe(),
+                 " must be a float32 tensor that requires grad");
+    hooks_.push_back(
+        parameters_[index].addGradHook([this, index](autograd::Variable&) { onGradReady(index); }));
+  }
+  readySeconds_.assign(parameters_.size(), 0.0);
+}
+
+Reducer::~Reducer() {
+  try {
+    waitAll();
+  } catch (...) {
+    // The error was or will be reported by whoever waited; a destructor must not throw.
+  }
+  for (size_t index = 0; index < parameters_.size(); ++index) {
+    parameters_[index].removeGradHook(hooks_[index]);
+  }
+}
+
+void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
+  IMERGE_CHECK(works_.empty() && (!priority_ || !priority_->running()),
+               "Reducer::setPlan: called while all-reduces are in flight");
+  const size_t count = parameters_.size();
+  IMERGE_CHECK(backwardOrder.size() == count, "Reducer::setPlan: the backward order lists ",
+               backwardOrder.size(), " tensors, the model has ", count);
+  std::vector<size_t> positionOf(count, count);
+  for (size_t position = 0; position < count; ++position) {
+    const size_t index = backwardOrder[position];
+    IMERGE_CHECK(index < count && positionOf[index] == count, "Reducer::setPlan: backward order ",
+                 "is not a permutation of the ", count, " parameters (entry ", position, " is ",
+                 index, ")");
+    positionOf[index] = position;
+  }
+  std::vector<TensorInfo> infos;
+  for (size_t index : backwardOrder) {
+    infos.push_back({parameters_[index].name(), parameters_[index].tensor().bytes(), 0.0});
+  }
+  validatePlan(plan, infos);
+
+  // The flat buffer in backward order; each parameter's gradient becomes a view of it.
+  tensorOffset_.assign(count, 0);
+  int64_t elements = 0;
+  for (size_t position = 0; position < count; ++position) {
+    tensorOffset_[position] = elements;
+    elements += parameters_[backwardOrder[position]].numel();
+  }
+  flatGradients_ = Tensor::zeros({elements});
+  for (size_t position = 0; position < count; ++position) {
+    autograd::Variable& parameter = parameters_[backwardOrder[position]];
+    parameter.setGradBuffer(flatGradients_.flatView(tensorOffset_[position], parameter.shape()));
+  }
+
+  const size_t buckets = plan.buckets.size();
+  bucketsOf_.assign(count, {});
+  bucketOffset_.assign(buckets, 0);
+  bucketElements_.assign(buckets, 0);
+  std::vector<int> priorities(buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    const Bucket& bucket = plan.buckets[b];
+    for (size_t position : bucket.tensors) bucketsOf_[position].push_back(b);
+    bucketOffset_[b] = tensorOffset_[bucket.tensors.front()] +
+                       static_cast<int64_t>(bucket.sliceOffsetBytes / sizeof(float));
+    bucketElements_[b] = static_cast<int64_t>(bucket.bytes / sizeof(float));
+    priorities[b] = bucket.priority;
+  }
+  priority_.reset();
+  if (plan.order == LaunchOrder::Priority) {
+    priority_ = std::make_unique<PriorityScheduler>(
+        std::move(priorities), [this](CollectiveOps& ops, size_t b) { reduceBucket(ops, b); });
+  }
+  plan_ = std::move(plan);
+  backwardOrder_ = std::move(backwardOrder);
+  positionOf_ = std::move(positionOf);
+  pending_.assign(buckets, 0);
+  ready_.assign(count, 0);
+}
+
+std::vector<TensorInfo> Reducer::tensorInfos() const {
+  std::vector<TensorInfo> infos;
+  double previous = 0;
+  for (size_t index : backwardOrder_) {
+    const double ready = readySeconds_[index];
+    infos.push_back({parameters_[index].name(), parameters_[index].tensor().bytes(),
+                     std::max(0.0, ready - previous)});
+    previous = std::max(previous, ready);
+  }
+  return infos;
+}
+
+void Reducer::prepareForBackward(int64_t step) {
+  IMERGE_CHECK(!backwardOrder_.empty(), "Reducer: no plan installed (call setPlan first)");
+  IMERGE_CHECK(works_.empty(), "Reducer: step ", step, " began before step ", step_,
+               " finished (call finish() after every backward)");
+  if (priority_) {
+    const auto waitStart = CommClock::now();
+    priority_->waitAll();
+    recordWait(waitStart);
+  }
+  step_ = step;
+  for (size_t b = 0; b < plan_.buckets.size(); ++b) {
+    pending_[b] = static_cast<int>(plan_.buckets[b].tensors.size());
+  }
+  std::fill(ready_.begin(), ready_.end(), 0);
+  hookOrder_.clear();
+  nextToLaunch_ = 0;
+  works_.assign(plan_.buckets.size(), nullptr);
+  if (priority_) {
+    works_.clear();
+    priority_->start(communicator_, step);
+  }
+  backwardStart_ = CommClock::now();
+}
+
+void Reducer::onGradReady(size_t parameterIndex) {
+  const auto start = CommClock::now();
+  const size_t position = positionOf_[parameterIndex];
+  const autograd::Variable& parameter = parameters_[parameterIndex];
+  IMERGE_CHECK(!ready_[position], "Reducer: the gradient of '", parameter.name(),
+               "' became final twice in step ", step_,
+               "; call backward once per step (DataParallel::backward), or prepareForBackward "
+               "between backward passes");
+  IMERGE_CHECK(parameter.grad().sharesStorageWith(flatGradients_), "Reducer: the gradient of '",
+               parameter.name(),
+               "' is not in its bucket; was setGradBuffer called on it after "
+               "the Reducer was built?");
+  ready_[position] = 1;
+  readySeconds_[parameterIndex] = secondsBetween(backwardStart_, start);
+  hookOrder_.push_back(parameterIndex);
+  for (size_t b : bucketsOf_[position]) {
+    if (--pending_[b] == 0 && priority_) priority_->markReady(b);
+  }
+  if (!priority_ && !plan_.startAfterBackward) {
+    while (nextToLaunch_ < plan_.buckets.size() && pending_[nextToLaunch_] == 0) {
+      launch(nextToLaunch_++);
+    }
+  }
+  bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+}
+
+void Reducer::launch(size_t bucket) {
+  const Bucket& planned = plan_.buckets[bucket];
+  const std::string label =
+      "bucket " + std::to_string(bucket) + " of step " + std::to_string(step_) + " ('" +
+      parameters_[backwardOrder_[planned.tensors.front()]].name() + "'" +
+      (planned.tensors.size() > 1 ? " and " + std::to_string(planned.tensors.size() - 1) + " more"
+                                  : std::string()) +
+      ", " + std::to_string(planned.bytes) + " bytes)";
+  works_[bucket] = communicator_.submit(
+      label, [this, bucket](CollectiveOps& ops) { reduceBucket(ops, bucket); });
+}
+
+void Reducer::reduceBucket(CollectiveOps& ops, size_t bucket) {
+  // The gradients are sums over ranks after the all-reduce; this is the one place they become
+  // averages, while the bucket is still hot in cache.
+  float* data = flatGradients_.data<float>() + bucketOffset_[bucket];
+  const int64_t count = bucketElements_[bucket];
+  const int workers = communicator_.size();
+  if (workers == 1) return;
+  ops.allreduceSum(data, static_cast<size_t>(count));
+  const float scale = 1.0f / static_cast<float>(workers);
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i) data[i] *= scale;
+}
+
+void Reducer::finish() {
+  auto start = CommClock::now();
+  std::vector<std::string> missing;
+  for (size_t position = 0; position < ready_.size(); ++position) {
+    if (!ready_[position]) missing.push_back(parameters_[backwardOrder_[position]].name());
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (size_t i = 0; i < missing.size() && i < 8; ++i)
+      names += (i ? ", '" : "'") + missing[i] + "'";
+    if (missing.size() > 8) names += " and " + std::to_string(missing.size() - 8) + " more";
+    IMERGE_FAIL("Reducer: ", missing.size(), " parameter(s) received no gradient in step ", step_,
+                ": ", names,
+                ". Every parameter must take part in the loss on every rank, or the ranks' "
+                "all-reduces would not match. Possible causes: a layer that forward() skipped, a "
+                "parameter detached from the graph, or a backward that was not called through "
+                "DataParallel::backward. Freeze parameters that should not train with "
+                "setRequiresGrad(false) before building DataParallel.");
+  }
+  if (priority_) {
+    bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+    return;
+  }
+  while (nextToLaunch_ < plan_.buckets.size()) launch(nextToLaunch_++);
+  bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+
+  for (size_t b = 0; b < works_.size(); ++b) {
+    const auto waitStart = CommClock::now();
+    works_[b]->wait();
+    recordWait(waitStart);
+    intervals_.push_back({works_[b]->started(), works_[b]->finished(), b, plan_.buckets[b].bytes});
+  }
+  works_.clear();
+}
+
+void Reducer::waitForParameter(size_t parameterIndex) {
+  if (!priority_ || !priority_->running()) return;
+  const auto waitStart = CommClock::now();
+  priority_->waitFor(bucketsOf_[positionOf_[parameterIndex]]);
+  recordWait(waitStart);
+}
+
+void Reducer::waitAll() {
+  for (WorkHandle& work : works_) {
+    if (work) work->wait();
+  }
+  works_.clear();
+  if (priority_) {
+    const auto waitStart = CommClock::now();
+    priority_->waitAll();
+    recordWait(waitStart);
+  }
+}
+
+void Reducer::recordWait(CommClock::time_point start) {
+  const auto end = CommClock::now();
+  if (end - start > std::chrono::microseconds(2)) waits_.push_back({start, end, 0, 0});
+}
+
+std::vector<CommInterval> Reducer::takeIntervals() {
+  if (priority_) {
+    for (CommInterval interval : priority_->takeIntervals()) {
+      interval.bytes = plan_.buckets[interval.bucket].bytes;
+      intervals_.push_back(interval);
+    }
+  }
+  return std::exchange(intervals_, {});
+}
+
+std::vector<CommInterval> Reducer::takeWaits() {
+  return std::exchange(waits_, {});
+}
+
+double Reducer::takeBookkeepingSeconds() {
+  return std::exchange(bookkeepingSeconds_, 0.0);
+}
+
+}  // namespace imerge::distributed
