@@ -35,18 +35,42 @@ EpochResult summarize(double lossSum, int64_t correct, int64_t images, int64_t s
           seconds,
           dataWaitSeconds,
           images,
-          steps};
+          steps,
+          {}};
 }
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+// Sums an epoch's loss, correct count and images over the ranks.
+void sumOverRanks(distributed::DataParallel* parallel, double& lossSum, int64_t& correct,
+                  int64_t& images) {
+  if (!parallel || parallel->worldSize() == 1) return;
+  // The loss in fixed point (micro-units), so that every figure is an int64; each rank puts
+  // its figures in its own slots, and the max over ranks of slot-wise values gathers them all
+  // in one collective, to be summed here in rank order (the same sum on every rank).
+  std::vector<int64_t> figures = {static_cast<int64_t>(lossSum * 1e6), correct, images};
+  const int workers = parallel->worldSize();
+  std::vector<int64_t> slots(figures.size() * static_cast<size_t>(workers), 0);
+  for (size_t i = 0; i < figures.size(); ++i) {
+    slots[i * static_cast<size_t>(workers) + static_cast<size_t>(parallel->rank())] = figures[i];
+  }
+  parallel->communicator().allreduceMax(slots.data(), slots.size());
+  for (size_t i = 0; i < figures.size(); ++i) {
+    figures[i] = 0;
+    for (int r = 0; r < workers; ++r) figures[i] += slots[i * static_cast<size_t>(workers) + r];
+  }
+  lossSum = static_cast<double>(figures[0]) / 1e6;
+  correct = figures[1];
+  images = figures[2];
+}
 }  // namespace
 
 EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
                        const layers::LrSchedule& schedule, data::DataLoader& loader, int64_t epoch,
-                       int64_t maxSteps,
-                       const std::function<void(const StepProgress&)>& onProgress) {
+                       int64_t maxSteps, const std::function<void(const StepProgress&)>& onProgress,
+                       distributed::DataParallel* parallel) {
   model.train();
   loader.startEpoch(epoch);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
@@ -57,11 +81,20 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
   data::Batch batch;
   while (step < stepsPerEpoch && loader.next(batch)) {
     optimizer.setLearningRate(schedule.learningRate(epoch, step, stepsPerEpoch));
-    optimizer.zeroGrad();
-    autograd::Variable logits = model.forward(autograd::Variable(batch.images));
-    autograd::Variable loss = autograd::softmaxCrossEntropy(logits, batch.labels);
-    loss.backward();
-    optimizer.step();
+    autograd::Variable logits, loss;
+    if (parallel) {
+      // DataParallel clears the gradients in step(), once they have been used.
+      logits = parallel->forward(autograd::Variable(batch.images));
+      loss = autograd::softmaxCrossEntropy(logits, batch.labels);
+      parallel->backward(loss);
+      parallel->step(optimizer);
+    } else {
+      optimizer.zeroGrad();
+      logits = model.forward(autograd::Variable(batch.images));
+      loss = autograd::softmaxCrossEntropy(logits, batch.labels);
+      loss.backward();
+      optimizer.step();
+    }
 
     const int64_t count = batch.labels.numel();
     lossSum += static_cast<double>(loss.tensor().item()) * count;
@@ -75,10 +108,21 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
                   optimizer.learningRate()});
     }
   }
+  EpochResult result;
+  if (parallel) {
+    parallel->synchronize();
+    std::vector<distributed::StepBreakdown> breakdowns = parallel->takeBreakdowns();
+    sumOverRanks(parallel, lossSum, correct, images);
+    result = summarize(lossSum, correct, images, step, secondsSince(start), loader.waitSeconds());
+    result.breakdowns = std::move(breakdowns);
+    return result;
+  }
   return summarize(lossSum, correct, images, step, secondsSince(start), loader.waitSeconds());
 }
 
-EpochResult evaluate(layers::Module& model, data::DataLoader& loader) {
+EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
+                     distributed::DataParallel* parallel) {
+  if (parallel) parallel->synchronize();
   model.eval();
   autograd::NoGradGuard noGrad;
   const auto start = Clock::now();
@@ -94,6 +138,7 @@ EpochResult evaluate(layers::Module& model, data::DataLoader& loader) {
     images += count;
     ++steps;
   }
+  sumOverRanks(parallel, lossSum, correct, images);
   return summarize(lossSum, correct, images, steps, secondsSince(start), loader.waitSeconds());
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "data/data_loader.h"
+#include "distributed/data_parallel.h"
 #include "layers/lr_schedule.h"
 #include "layers/module.h"
 #include "layers/sgd.h"
@@ -29,17 +30,24 @@ struct EpochResult {
   double dataWaitSeconds = 0;  // time the loop waited for the data loader
   int64_t images = 0;
   int64_t steps = 0;
+  // Data-parallel runs: one entry per iteration (compute, communication, overlap, waiting).
+  std::vector<distributed::StepBreakdown> breakdowns;
 };
 
 // One pass over `loader`'s epoch in training mode: forward, softmax cross-entropy, backward,
 // SGD step with the schedule's rate at every step. Stops after `maxSteps` steps when positive.
-// `onProgress` runs after every step.
+// `onProgress` runs after every step. With `parallel`, the steps go through it (gradients
+// averaged over the ranks, `loader` holding this rank's shard) and the loss, accuracy and
+// images are summed over all ranks at the end of the epoch; progress shows this rank's.
 EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
                        const layers::LrSchedule& schedule, data::DataLoader& loader, int64_t epoch,
                        int64_t maxSteps = 0,
-                       const std::function<void(const StepProgress&)>& onProgress = {});
+                       const std::function<void(const StepProgress&)>& onProgress = {},
+                       distributed::DataParallel* parallel = nullptr);
 
 // Loss and accuracy over one pass of `loader` in evaluation mode, without recording a graph.
-EpochResult evaluate(layers::Module& model, data::DataLoader& loader);
+// With `parallel`, each rank evaluates its shard and the figures are summed over the ranks.
+EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
+                     distributed::DataParallel* parallel = nullptr);
 
 }  // namespace imerge::apps

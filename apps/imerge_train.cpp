@@ -3,9 +3,13 @@
 //   imerge-train                                   ResNet-20 on Fashion-MNIST
 //   imerge-train --model resnet18 --dataset cifar10 --data-dir DIR --epochs 30
 //   imerge-train --checkpoint-dir ck --epochs 2    then --resume ck/last.ckpt --epochs 3
+//   mpirun -np 4 imerge-train --dist imerge ...    data-parallel over 4 ranks
 //
 // It prints progress (a bar on a terminal, plain lines elsewhere), evaluates on the test split,
 // writes a JSON metrics log with --log-json and a checkpoint per epoch with --checkpoint-dir.
+// With --dist every rank trains on its shard of the data and the gradients are all-reduced by
+// the chosen strategy inside backward; only rank 0 prints, logs and writes checkpoints, and
+// every rank can resume from them.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +22,10 @@
 #include "core/cuda/cuda_device.h"
 #include "core/device.h"
 #include "core/random.h"
+#include "distributed/comm_model.h"
+#include "distributed/data_parallel.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/trace.h"
 #include "layers/checkpoint.h"
 #include "models/registry.h"
 
@@ -47,7 +55,90 @@ struct Options {
   int64_t maxSteps = 0;
   int64_t stopAfterEpochs = 0;
   int64_t logEvery = 100;
+  // Data parallelism.
+  std::string dist;  // strategy; empty: one process, no communicator
+  distributed::PlannerOptions planner;
+  std::string commModel;
+  std::string trace;
+  double distTimeout = 60;
+  int64_t warmupSteps = 5;
 };
+
+// Everything a rank needs to know about the job it is part of.
+struct Job {
+  std::unique_ptr<distributed::Communicator> communicator;
+  int rank = 0;
+  int worldSize = 1;
+  bool isMain() const { return rank == 0; }
+};
+
+// Checks how the process was launched against --dist, before anything else is done.
+Job startJob(const Options& options) {
+  Job job;
+  const bool underMpirun = distributed::launchedByMpirun();
+  if (options.dist.empty()) {
+    const char* worldSize = std::getenv("OMPI_COMM_WORLD_SIZE");
+    IMERGE_CHECK(!underMpirun || worldSize == nullptr || std::string(worldSize) == "1",
+                 "imerge-train was launched by mpirun with ", worldSize ? worldSize : "several",
+                 " ranks but without --dist, so every rank would train its own model. Choose a "
+                 "strategy: --dist default|wfbp|fusion|priority|mgwfbp|imerge");
+    return job;
+  }
+  IMERGE_CHECK(underMpirun, "--dist ", options.dist,
+               ": this process was not started by mpirun, so there are no other ranks to "
+               "train with. Launch N ranks like this:\n  mpirun -np N imerge-train --dist ",
+               options.dist,
+               " ...\n(as root add --allow-run-as-root; add --oversubscribe for more ranks "
+               "than cores, and --bind-to none so each rank can use several threads). Without "
+               "--dist, imerge-train trains in this one process.");
+  job.communicator =
+      std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{options.distTimeout});
+  job.rank = job.communicator->rank();
+  job.worldSize = job.communicator->size();
+  return job;
+}
+
+// The configuration every rank must share, for DataParallel's start-up check.
+std::string runSignature(const Options& options) {
+  return detail::concat(
+      "model ", options.model, ", dataset ", options.dataset.name, ", image size ",
+      options.dataset.imageSize, ", batch size ", options.batchSize, ", epochs ", options.epochs,
+      ", lr ", options.learningRate, ", momentum ", options.momentum, ", weight decay ",
+      options.weightDecay, ", nesterov ", options.nesterov, ", schedule ", options.lrSchedule,
+      ", warm-up epochs ", options.warmupEpochs, ", seed ", options.seed, ", max steps ",
+      options.maxSteps, ", resume '", options.resume, "'");
+}
+
+nlohmann::json breakdownRecord(const std::vector<distributed::StepBreakdown>& steps) {
+  nlohmann::json perIteration = {
+      {"iteration_s", nlohmann::json::array()},     {"compute_s", nlohmann::json::array()},
+      {"communication_s", nlohmann::json::array()}, {"overlapped_s", nlohmann::json::array()},
+      {"waiting_s", nlohmann::json::array()},       {"bookkeeping_s", nlohmann::json::array()}};
+  distributed::StepBreakdown total;
+  for (const distributed::StepBreakdown& step : steps) {
+    perIteration["iteration_s"].push_back(step.iterationSeconds);
+    perIteration["compute_s"].push_back(step.computeSeconds);
+    perIteration["communication_s"].push_back(step.communicationSeconds);
+    perIteration["overlapped_s"].push_back(step.overlappedSeconds);
+    perIteration["waiting_s"].push_back(step.waitingSeconds);
+    perIteration["bookkeeping_s"].push_back(step.bookkeepingSeconds);
+    total.iterationSeconds += step.iterationSeconds;
+    total.computeSeconds += step.computeSeconds;
+    total.communicationSeconds += step.communicationSeconds;
+    total.overlappedSeconds += step.overlappedSeconds;
+    total.waitingSeconds += step.waitingSeconds;
+    total.bookkeepingSeconds += step.bookkeepingSeconds;
+  }
+  const double n = std::max<size_t>(1, steps.size());
+  return {{"mean_iteration_s", total.iterationSeconds / n},
+          {"mean_compute_s", total.computeSeconds / n},
+          {"mean_communication_s", total.communicationSeconds / n},
+          {"mean_overlapped_s", total.overlappedSeconds / n},
+          {"mean_waiting_s", total.waitingSeconds / n},
+          {"mean_bookkeeping_s", total.bookkeepingSeconds / n},
+          {"buckets", steps.empty() ? 0 : steps.back().buckets},
+          {"per_iteration", std::move(perIteration)}};
+}
 
 std::string percent(double fraction) {
   char text[16];
@@ -62,15 +153,18 @@ std::string stepFigures(const apps::StepProgress& p) {
   return text;
 }
 
-int run(const Options& options) {
+int run(const Options& options, Job& job) {
   if (options.device == "cuda") {
     requireCudaDevice();
     IMERGE_FAIL(
         "--device cuda: a GPU is present, but this build has no CUDA kernels yet (the "
         "CUDA backend issue adds them); use --device cpu");
   }
-  setNumThreads(options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::thread::hardware_concurrency()));
+  // Ranks on one machine share its cores; spin-waiting OpenMP pools must not overlap.
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  setNumThreads(options.threads > 0
+                    ? options.threads
+                    : std::max(1, cores / (job.communicator ? distributed::localRankCount() : 1)));
   manualSeed(options.seed);  // dropout and initialisation draw from the default generator
 
   apps::DatasetChoice datasetChoice = options.dataset;
@@ -101,10 +195,15 @@ int run(const Options& options) {
   data::DataLoader trainLoader(splits.train, {.batchSize = options.batchSize,
                                               .shuffle = true,
                                               .workers = options.workers,
-                                              .seed = options.seed});
-  data::DataLoader testLoader(
-      splits.test,
-      {.batchSize = 256, .shuffle = false, .workers = options.workers, .seed = options.seed});
+                                              .seed = options.seed,
+                                              .rank = job.rank,
+                                              .worldSize = job.worldSize});
+  data::DataLoader testLoader(splits.test, {.batchSize = 256,
+                                            .shuffle = false,
+                                            .workers = options.workers,
+                                            .seed = options.seed,
+                                            .rank = job.rank,
+                                            .worldSize = job.worldSize});
 
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
@@ -118,18 +217,43 @@ int run(const Options& options) {
     IMERGE_CHECK(firstEpoch < options.epochs, "--resume: ", options.resume, " already holds ",
                  firstEpoch, " epochs; ask for more with --epochs (now ", options.epochs, ")");
   }
+  // Dropout draws differ between ranks, as they would on separate machines.
+  if (job.rank > 0) defaultGenerator().seed(options.seed * 1000003 + job.rank * 7919 + firstEpoch);
+
+  std::unique_ptr<distributed::Trace> trace;
+  std::unique_ptr<distributed::DataParallel> parallel;
+  if (job.communicator) {
+    if (!options.trace.empty()) trace = std::make_unique<distributed::Trace>(job.rank);
+    distributed::DataParallelOptions parallelOptions{
+        .strategy = options.dist,
+        .planner = options.planner,
+        .commSamples = options.commModel.empty()
+                           ? std::vector<distributed::CommSample>{}
+                           : distributed::readCommSamplesCsv(options.commModel),
+        .warmupSteps = options.warmupSteps,
+        .trace = trace.get(),
+        .runSignature = runSignature(options)};
+    parallel = std::make_unique<distributed::DataParallel>(model, *job.communicator,
+                                                           std::move(parallelOptions));
+    std::cout << "dist: " << options.dist << " on " << job.worldSize << " ranks ("
+              << job.communicator->backendName() << "), "
+              << "communication model: " << parallel->beliefModel()->describe() << "\n";
+  }
   if (!options.checkpointDir.empty()) std::filesystem::create_directories(options.checkpointDir);
 
-  apps::MetricsLog log(options.logJson, {{"model", options.model},
-                                         {"dataset", options.dataset.name},
-                                         {"batch_size", options.batchSize},
-                                         {"epochs", options.epochs},
-                                         {"lr", options.learningRate},
-                                         {"momentum", options.momentum},
-                                         {"weight_decay", options.weightDecay},
-                                         {"lr_schedule", options.lrSchedule},
-                                         {"threads", numThreads()},
-                                         {"seed", options.seed}});
+  apps::MetricsLog log(job.isMain() ? options.logJson : std::string(),
+                       {{"model", options.model},
+                        {"dataset", options.dataset.name},
+                        {"batch_size", options.batchSize},
+                        {"epochs", options.epochs},
+                        {"lr", options.learningRate},
+                        {"momentum", options.momentum},
+                        {"weight_decay", options.weightDecay},
+                        {"lr_schedule", options.lrSchedule},
+                        {"threads", numThreads()},
+                        {"seed", options.seed},
+                        {"dist", options.dist.empty() ? "none" : options.dist},
+                        {"workers", job.worldSize}});
   if (firstEpoch > 0) log.keepEpochsBefore(firstEpoch);
 
   const int64_t lastEpoch = options.stopAfterEpochs > 0
@@ -145,12 +269,13 @@ int run(const Options& options) {
                                  : trainLoader.batchesPerEpoch()),
         options.logEvery);
     std::string lastFigures;
-    apps::EpochResult trained =
-        apps::trainEpoch(*model, optimizer, schedule, trainLoader, epoch, options.maxSteps,
-                         [&](const apps::StepProgress& p) {
-                           lastFigures = stepFigures(p);
-                           bar.update(p.step, lastFigures);
-                         });
+    apps::EpochResult trained = apps::trainEpoch(
+        *model, optimizer, schedule, trainLoader, epoch, options.maxSteps,
+        [&](const apps::StepProgress& p) {
+          lastFigures = stepFigures(p);
+          bar.update(p.step, lastFigures);
+        },
+        parallel.get());
     bar.finish(lastFigures);
     globalStep += trained.steps;
 
@@ -161,8 +286,22 @@ int run(const Options& options) {
                              {"seconds", trained.seconds},
                              {"data_wait_seconds", trained.dataWaitSeconds},
                              {"steps", globalStep}};
+    if (parallel) {
+      record["distributed"] = breakdownRecord(trained.breakdowns);
+      const auto& d = record["distributed"];
+      char figures[256];
+      std::snprintf(
+          figures, sizeof figures,
+          "  dist: %zu buckets; per iteration %.1f ms: compute %.1f ms, communication "
+          "%.1f ms (%.1f ms overlapped), waiting %.1f ms\n",
+          d["buckets"].get<size_t>(), 1e3 * d["mean_iteration_s"].get<double>(),
+          1e3 * d["mean_compute_s"].get<double>(), 1e3 * d["mean_communication_s"].get<double>(),
+          1e3 * d["mean_overlapped_s"].get<double>(), 1e3 * d["mean_waiting_s"].get<double>());
+      std::cout << figures;
+      if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
+    }
     if (epoch + 1 == lastEpoch || (epoch + 1) % options.evalEvery == 0) {
-      apps::EpochResult tested = apps::evaluate(*model, testLoader);
+      apps::EpochResult tested = apps::evaluate(*model, testLoader, parallel.get());
       record["test_loss"] = tested.loss;
       record["test_accuracy"] = tested.accuracy;
       std::cout << "  test: loss " << tested.loss << ", accuracy " << percent(tested.accuracy)
@@ -170,7 +309,7 @@ int run(const Options& options) {
     }
     log.addEpoch(record);
 
-    if (!options.checkpointDir.empty()) {
+    if (!options.checkpointDir.empty() && job.isMain()) {
       const std::string path = options.checkpointDir + "/last.ckpt";
       layers::saveCheckpoint(path, *model, &optimizer,
                              {.modelName = options.model,
@@ -183,6 +322,10 @@ int run(const Options& options) {
       std::cout << "  checkpoint: " << path << "\n";
     }
     std::cout.flush();
+  }
+  if (parallel) {
+    parallel->synchronize();
+    if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
   }
   return 0;
 }
@@ -253,11 +396,49 @@ int main(int argc, char** argv) {
                  "print a progress line every this many steps when not on a terminal")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--dist", options.dist,
+                 "data-parallel strategy under mpirun: default, wfbp, fusion, priority, mgwfbp, "
+                 "imerge")
+      ->check(CLI::IsMember(distributed::strategyNames()));
+  app.add_option("--fusion-bytes", options.planner.fusionBytes,
+                 "fusion: bucket size threshold in bytes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--slice-elems", options.planner.sliceElements, "priority: elements per slice")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--comm-model", options.commModel,
+                 "CSV of measured all-reduce times (bytes,seconds; imerge-commbench) to plan "
+                 "with, instead of a start-up measurement")
+      ->check(CLI::ExistingFile);
+  app.add_option("--trace", options.trace,
+                 "write a Chrome-trace JSON per rank (FILE.rankN.json) of forward, backward, "
+                 "all-reduces and the optimizer");
+  app.add_option("--dist-timeout", options.distTimeout,
+                 "seconds a collective may wait for the other ranks before the job stops")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--warmup-steps", options.warmupSteps,
+                 "steps profiled before the plan is rebuilt from measured backward times")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  Job job;
   try {
-    return run(options);
+    job = startJob(options);
+    // Only rank 0 talks: the other ranks' standard output (the progress bar's too) is
+    // discarded; their errors still reach standard error.
+    if (!job.isMain())
+      IMERGE_CHECK(std::freopen("/dev/null", "w", stdout), "cannot silence rank ", job.rank);
+    const int status = run(options, job);
+    if (job.communicator) job.communicator->shutdown();
+    return status;
   } catch (const std::exception& error) {
-    std::cerr << "imerge-train: error: " << error.what() << "\n";
+    std::cerr << "imerge-train: error";
+    if (job.communicator) std::cerr << " on rank " << job.rank << " of " << job.worldSize;
+    std::cerr << ": " << error.what() << "\n";
+    // The other ranks would wait in their next collective: end the whole job now.
+    if (job.communicator && job.worldSize > 1) job.communicator->abort(1);
     return 1;
   }
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# dist_rank_dies.sh MPIRUN IMERGE_TRAIN SIGNAL: two ranks train; once training is under way,
+# rank 1 gets SIGNAL (KILL: killed; TERM: it exits). The job must stop with a non-zero status
+# and a message naming rank 1 within 60 seconds, never hang.
+set -u
+mpirun=$1 train=$2 signal=$3
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+marker=$((RANDOM * 32768 + RANDOM))  # a seed no other run uses, to find this job's ranks
+"$mpirun" --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+  "$train" --dist wfbp --model resnet20 --dataset synthetic --image-size 16 --batch-size 16 \
+  --epochs 1 --threads 1 --workers 1 --log-every 5 --seed "$marker" >"$log" 2>&1 &
+job=$!
+
+# Wait for training steps (not just start-up) before the fault.
+for _ in $(seq 1 600); do
+  grep -Eq "\] [0-9]{2,}/" "$log" && break
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+victim=""
+for pid in $(pgrep -f -- "--seed $marker"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+    victim=$pid
+  fi
+done
+show_log() { tr '\r' '\n' <"$log" | tail -n 15; }
+if [[ -z $victim ]]; then
+  show_log
+  echo "dist_rank_dies: rank 1 was not found running" >&2
+  kill "$job" 2>/dev/null
+  exit 1
+fi
+echo "dist_rank_dies: sending SIG$signal to rank 1 (pid $victim)"
+start=$SECONDS
+kill -s "$signal" "$victim"
+
+status=""
+while ((SECONDS - start < 60)); do
+  if ! kill -0 "$job" 2>/dev/null; then
+    wait "$job"
+    status=$?
+    break
+  fi
+  sleep 0.2
+done
+show_log
+if [[ -z $status ]]; then
+  echo "dist_rank_dies: the job still runs 60 s after rank 1 got SIG$signal" >&2
+  kill -9 "$job" 2>/dev/null
+  pkill -9 -f -- "--seed $marker"
+  exit 1
+fi
+echo "dist_rank_dies: the job stopped after $((SECONDS - start)) s with status $status"
+if ((status == 0)); then
+  echo "dist_rank_dies: expected a non-zero status" >&2
+  exit 1
+fi
+if ! grep -Eq "rank 1" "$log"; then
+  echo "dist_rank_dies: the output does not name rank 1" >&2
+  exit 1
+fi
