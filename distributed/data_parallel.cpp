@@ -7,7 +7,6 @@
 
 #include "core/error.h"
 #include "distributed/comm_measurement.h"
-#include "distributed/thread_latency.h"
 
 namespace imerge::distributed {
 
@@ -88,12 +87,6 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
                options_.replanEverySteps);
   checkSameEverywhere();
   broadcastStateFromRankZero();
-  // The communication thread must start a bucket the moment its hook launches it, even while
-  // every core computes (distributed/thread_latency.h).
-  if (communicator_.size() > 1) {
-    communicator_.submit("short time slice", [](CollectiveOps&) { requestShortTimeSlice(); })
-        ->wait();
-  }
 
   if (planner_->usesTimings()) {
     std::vector<CommSample> samples = options_.commSamples;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "distributed/thread_latency.h"
 
 namespace imerge::distributed {
 
@@ -395,6 +396,8 @@ void MpiCommunicator::runTask(Pending& pending, Ops& ops) {
 }
 
 void MpiCommunicator::threadMain() {
+  // A bucket must start the moment its hook launches it, even while every core computes.
+  requestShortTimeSlice();
   // ---- start-up: MPI_Init_thread on this thread (see the file comment for the level) ----
   std::string initError;
   int provided = MPI_THREAD_SINGLE;

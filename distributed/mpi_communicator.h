@@ -14,7 +14,14 @@
 //
 // Failure: after a task fails (a time-out, an MPI error, or a task that threw), every later task
 // fails at once with the first error, because the ranks may no longer agree on the order of
-// collectives. The usual reaction is to print the error and call abort().
+// collectives. The usual reaction is to print the error and call abort(). A collective that
+// timed out cannot be cancelled (MPI has no cancel for collectives): its buffer stays MPI's, and
+// the thread keeps testing it, so it completes if the other ranks join late; keep the buffer
+// alive until abort() or shutdown().
+//
+// Open MPI settings made before MPI_Init unless the user set them (mpi_communicator.cpp says
+// why): mpi_yield_when_idle=1, and coll_libnbc_iallreduce_algorithm=3 (Rabenseifner), without
+// which MPI_Iallreduce reached only about 40% of MPI_Allreduce's bandwidth on 2 ranks.
 //
 // Life cycle: the constructor starts the thread and waits for MPI_Init_thread, so rank() and
 // size() are valid at once. shutdown() runs the queued work and calls MPI_Finalize. The

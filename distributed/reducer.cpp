@@ -209,10 +209,16 @@ void Reducer::finish() {
   while (nextToLaunch_ < plan_.buckets.size()) launch(nextToLaunch_++);
   bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
 
-  for (size_t b = 0; b < works_.size(); ++b) {
+  // Tasks finish in submission order, so once the last bucket is done all are: one sleep and
+  // wake-up instead of one per bucket (about 2 us each). wait() also rethrows a failure of its
+  // own task, so each is still waited for.
+  if (!works_.empty()) {
     const auto waitStart = CommClock::now();
-    works_[b]->wait();
+    works_.back()->wait();
     recordWait(waitStart);
+  }
+  for (size_t b = 0; b < works_.size(); ++b) {
+    works_[b]->wait();
     intervals_.push_back({works_[b]->started(), works_[b]->finished(), b, plan_.buckets[b].bytes});
   }
   works_.clear();
