@@ -54,6 +54,16 @@ void Work::markFinished(std::exception_ptr error) {
   done_.notify_all();
 }
 
+std::string exceptionMessage(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
 // ---- Communicator conveniences -------------------------------------------------------------
 
 WorkHandle Communicator::allreduceSumAsync(float* data, size_t count, std::string label) {

@@ -65,6 +65,9 @@ class CollectiveOps {
 
 using CommTask = std::function<void(CollectiveOps&)>;
 
+// The text of a stored exception, for errors that quote an earlier one.
+std::string exceptionMessage(const std::exception_ptr& error);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -181,16 +181,10 @@ void DataParallel::agreeOnPlan(const std::vector<size_t>& order,
                                const std::vector<double>& readySeconds) {
   std::vector<int64_t> encoded;
   if (communicator_.rank() == 0) {
-    std::vector<TensorInfo> tensors;
-    double previous = 0;
-    for (size_t index : order) {
-      const double ready = readySeconds[index];
-      tensors.push_back({parameters_[index].name(), parameters_[index].tensor().bytes(),
-                         std::max(0.0, ready - previous)});
-      previous = std::max(previous, ready);
-    }
+    const std::vector<TensorInfo> tensors = tensorInfosInOrder(parameters_, order, readySeconds);
     encoded = encodePlan(planner_->plan(tensors, *belief_, communicator_.size()), order);
-    plannedBackwardSpan_ = previous;
+    plannedBackwardSpan_ = 0;
+    for (const TensorInfo& tensor : tensors) plannedBackwardSpan_ += tensor.backwardSeconds;
   }
   int64_t length = static_cast<int64_t>(encoded.size());
   communicator_.broadcast(&length, sizeof length, 0);

@@ -57,16 +57,6 @@ const char* threadLevelName(int level) {
   }
 }
 
-std::string messageOf(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
 int envInt(const char* name, int fallback) {
   const char* value = std::getenv(name);
   if (!value || !*value) return fallback;
@@ -376,7 +366,7 @@ void MpiCommunicator::runTask(Pending& pending, Ops& ops) {
                                                ": an earlier task of this communicator failed, so "
                                                "the ranks may no longer agree on the "
                                                "order of collectives. The first error: " +
-                                               messageOf(earlier))));
+                                               exceptionMessage(earlier))));
     return;
   }
   pending.work->markStarted();

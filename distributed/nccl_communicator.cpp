@@ -37,16 +37,6 @@ void checkNccl(ncclResult_t code, const char* call, const std::string& context,
               "cannot reach each other (NCCL_DEBUG=INFO prints NCCL's view)");
 }
 
-std::string messageOf(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
 std::string formatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", seconds);
@@ -150,7 +140,7 @@ WorkHandle NcclCommunicator::allreduceSumAsync(float* data, size_t count, std::s
     const std::string why =
         firstError_ ? "an earlier all-reduce of this communicator failed, so the ranks may no "
                       "longer agree on the order of collectives. The first error: " +
-                          messageOf(firstError_)
+                          exceptionMessage(firstError_)
                     : std::string("the communicator was shut down");
     lock.unlock();
     work->markFinished(

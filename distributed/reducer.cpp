@@ -52,11 +52,8 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
                  index, ")");
     positionOf[index] = position;
   }
-  std::vector<TensorInfo> infos;
-  for (size_t index : backwardOrder) {
-    infos.push_back({parameters_[index].name(), parameters_[index].tensor().bytes(), 0.0});
-  }
-  validatePlan(plan, infos);
+  validatePlan(plan,
+               tensorInfosInOrder(parameters_, backwardOrder, std::vector<double>(count, 0.0)));
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
@@ -96,16 +93,22 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
   ready_.assign(count, 0);
 }
 
-std::vector<TensorInfo> Reducer::tensorInfos() const {
+std::vector<TensorInfo> tensorInfosInOrder(const std::vector<autograd::Variable>& parameters,
+                                           const std::vector<size_t>& order,
+                                           const std::vector<double>& readySeconds) {
   std::vector<TensorInfo> infos;
   double previous = 0;
-  for (size_t index : backwardOrder_) {
-    const double ready = readySeconds_[index];
-    infos.push_back({parameters_[index].name(), parameters_[index].tensor().bytes(),
+  for (size_t index : order) {
+    const double ready = readySeconds[index];
+    infos.push_back({parameters[index].name(), parameters[index].tensor().bytes(),
                      std::max(0.0, ready - previous)});
     previous = std::max(previous, ready);
   }
   return infos;
+}
+
+std::vector<TensorInfo> Reducer::tensorInfos() const {
+  return tensorInfosInOrder(parameters_, backwardOrder_, readySeconds_);
 }
 
 void Reducer::prepareForBackward(int64_t step) {

@@ -23,6 +23,13 @@
 
 namespace imerge::distributed {
 
+// The planner's view of `parameters` taken in `order` (indices into parameters), with backward
+// times from `readySeconds` (per parameter index, seconds from the start of backward): each
+// tensor's time is its ready time less the latest earlier one, never negative.
+std::vector<TensorInfo> tensorInfosInOrder(const std::vector<autograd::Variable>& parameters,
+                                           const std::vector<size_t>& order,
+                                           const std::vector<double>& readySeconds);
+
 class Reducer {
  public:
   // `parameters` in registration order (the optimizer's order); hooks are installed on each.
