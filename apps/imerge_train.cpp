@@ -60,6 +60,7 @@ struct Options {
   distributed::PlannerOptions planner;
   std::string commModel;
   std::string trace;
+  std::string profile;  // --profile: rank 0's measured compute profile
   double distTimeout = 60;
   int64_t warmupSteps = 5;
 };
@@ -222,10 +223,14 @@ int run(const Options& options, Job& job) {
 
   std::unique_ptr<distributed::Trace> trace;
   std::unique_ptr<distributed::DataParallel> parallel;
+  // --profile without --dist: a world of one, so that DataParallel's hooks time each gradient.
+  if (!job.communicator && !options.profile.empty()) {
+    job.communicator = std::make_unique<distributed::SingleProcessCommunicator>();
+  }
   if (job.communicator) {
     if (!options.trace.empty()) trace = std::make_unique<distributed::Trace>(job.rank);
     distributed::DataParallelOptions parallelOptions{
-        .strategy = options.dist,
+        .strategy = options.dist.empty() ? "wfbp" : options.dist,
         .planner = options.planner,
         .commSamples = options.commModel.empty()
                            ? std::vector<distributed::CommSample>{}
@@ -235,7 +240,7 @@ int run(const Options& options, Job& job) {
         .runSignature = runSignature(options)};
     parallel = std::make_unique<distributed::DataParallel>(model, *job.communicator,
                                                            std::move(parallelOptions));
-    std::cout << "dist: " << options.dist << " on " << job.worldSize << " ranks ("
+    std::cout << "dist: " << parallel->strategy() << " on " << job.worldSize << " rank(s) ("
               << job.communicator->backendName() << "), "
               << "communication model: " << parallel->beliefModel()->describe() << "\n";
   }
@@ -326,6 +331,16 @@ int run(const Options& options, Job& job) {
   if (parallel) {
     parallel->synchronize();
     if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
+    if (!options.profile.empty() && job.isMain()) {
+      distributed::ComputeProfile profile = parallel->computeProfile();
+      profile.model = options.model;
+      profile.batchPerWorker = options.batchSize;
+      distributed::writeComputeProfile(options.profile, profile);
+      std::cout << "profile: " << options.profile << " (" << profile.tensors.size()
+                << " tensors; forward " << 1e3 * profile.forwardSeconds() << " ms, backward "
+                << 1e3 * profile.backwardSeconds() << " ms, optimizer "
+                << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
+    }
   }
   return 0;
 }
@@ -414,6 +429,10 @@ int main(int argc, char** argv) {
   app.add_option("--trace", options.trace,
                  "write a Chrome-trace JSON per rank (FILE.rankN.json) of forward, backward, "
                  "all-reduces and the optimizer");
+  app.add_option("--profile", options.profile,
+                 "write rank 0's compute profile (per-tensor backward times, forward and "
+                 "optimizer) to this .json or .csv file at the end, for imerge-scale; without "
+                 "--dist the steps go through a one-process DataParallel (wfbp) to time them");
   app.add_option("--dist-timeout", options.distTimeout,
                  "seconds a collective may wait for the other ranks before the job stops")
       ->check(CLI::NonNegativeNumber)

@@ -95,7 +95,9 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
   } else {
     belief_ = std::make_unique<NoCostModel>();
   }
-  reducer_ = std::make_unique<Reducer>(parameters_, communicator_);
+  std::vector<std::string> names;
+  for (const auto& [name, parameter] : model_->namedParameters()) names.push_back(name);
+  reducer_ = std::make_unique<Reducer>(parameters_, communicator_, std::move(names));
   // Until backward has been profiled: the reverse of registration order, no backward times.
   std::vector<size_t> order(parameters_.size());
   for (size_t position = 0; position < order.size(); ++position) {
@@ -181,7 +183,8 @@ void DataParallel::agreeOnPlan(const std::vector<size_t>& order,
                                const std::vector<double>& readySeconds) {
   std::vector<int64_t> encoded;
   if (communicator_.rank() == 0) {
-    const std::vector<TensorInfo> tensors = tensorInfosInOrder(parameters_, order, readySeconds);
+    const std::vector<TensorInfo> tensors =
+        tensorInfosInOrder(parameters_, reducer_->parameterNames(), order, readySeconds);
     encoded = encodePlan(planner_->plan(tensors, *belief_, communicator_.size()), order);
     plannedBackwardSpan_ = 0;
     for (const TensorInfo& tensor : tensors) plannedBackwardSpan_ += tensor.backwardSeconds;
@@ -195,6 +198,28 @@ void DataParallel::agreeOnPlan(const std::vector<size_t>& order,
   decodePlan(encoded, plan, agreedOrder);
   reducer_->setPlan(std::move(plan), std::move(agreedOrder));
   ++plansBuilt_;
+}
+
+ComputeProfile DataParallel::computeProfile() const {
+  IMERGE_CHECK(!recentReadySeconds_.empty() && !recentForwardSeconds_.empty(),
+               "DataParallel::computeProfile: no step has been profiled yet (the first step is "
+               "left out when the warm-up is longer than one step); train at least 2 steps");
+  auto mean = [](const std::deque<double>& values) {
+    double total = 0;
+    for (double value : values) total += value;
+    return total / static_cast<double>(values.size());
+  };
+  ComputeProfile profile;
+  profile.tensors = tensorInfosInOrder(parameters_, reducer_->parameterNames(),
+                                       reducer_->backwardOrder(), medianReadySeconds());
+  profile.forwardSecondsPerTensor =
+      splitForwardByBackward(profile.tensors, mean(recentForwardSeconds_));
+  profile.optimizerSeconds = mean(recentOptimizerSeconds_);
+  if (!recentIterationSeconds_.empty()) {
+    profile.otherSeconds = std::max(0.0, mean(recentIterationSeconds_) - profile.forwardSeconds() -
+                                             profile.backwardSeconds() - profile.optimizerSeconds);
+  }
+  return profile;
 }
 
 std::string DataParallel::describePlan() const {
@@ -226,11 +251,16 @@ void DataParallel::installForwardPreHooks() {
 
 void DataParallel::applyPendingUpdate(size_t parameterIndex) {
   if (updatePending_.empty() || !updatePending_[parameterIndex]) return;
+  const auto start = CommClock::now();
   reducer_->waitForParameter(parameterIndex);
+  const auto updateStart = CommClock::now();
   autograd::Variable& parameter = parameters_[parameterIndex];
   optimizer_->stepParameter(parameterIndex, parameter.grad(), pendingLearningRate_);
   parameter.zeroGrad();
   updatePending_[parameterIndex] = 0;
+  const auto end = CommClock::now();
+  updateSeconds_ += secondsBetween(start, end);
+  optimizerSeconds_ += secondsBetween(updateStart, end);
 }
 
 autograd::Variable DataParallel::forward(const autograd::Variable& input) {
@@ -238,9 +268,12 @@ autograd::Variable DataParallel::forward(const autograd::Variable& input) {
   iterationOpen_ = true;
   iterationStart_ = CommClock::now();
   if (options_.trace) options_.trace->setStep(step_);
+  const double updateSecondsBefore = updateSeconds_;
   autograd::Variable output = model_->forward(input);
   forwardEnd_ = CommClock::now();
   computeSeconds_ += secondsBetween(iterationStart_, forwardEnd_);
+  forwardSeconds_ = std::max(
+      0.0, secondsBetween(iterationStart_, forwardEnd_) - (updateSeconds_ - updateSecondsBefore));
   if (options_.trace) {
     options_.trace->record("forward", "forward", TraceRow::Compute, iterationStart_, forwardEnd_);
   }
@@ -267,8 +300,8 @@ void DataParallel::backward(const autograd::Variable& loss) {
         return backwardStart + std::chrono::duration_cast<CommClock::duration>(
                                    std::chrono::duration<double>(seconds));
       };
-      options_.trace->record(parameters_[index].name(), "backward", TraceRow::Compute, at(previous),
-                             at(ready[index]));
+      options_.trace->record(reducer_->parameterNames()[index], "backward", TraceRow::Compute,
+                             at(previous), at(ready[index]));
       previous = std::max(previous, ready[index]);
     }
     const auto finishEnd = CommClock::now();
@@ -294,6 +327,7 @@ void DataParallel::step(layers::Sgd& optimizer) {
   } else {
     optimizer.step();
     optimizer.zeroGrad();
+    optimizerSeconds_ += secondsBetween(start, CommClock::now());
   }
   afterStep();
   const auto end = CommClock::now();
@@ -320,9 +354,16 @@ void DataParallel::afterStep() {
   // whole warm-up.
   if (step_ > 0 || options_.warmupSteps == 1) {
     recentReadySeconds_.push_back(reducer_->lastReadySeconds());
+    recentForwardSeconds_.push_back(forwardSeconds_);
+    recentOptimizerSeconds_.push_back(optimizerSeconds_);
     const size_t keep = static_cast<size_t>(std::min<int64_t>(options_.warmupSteps, 5));
-    while (recentReadySeconds_.size() > std::max<size_t>(keep, 1)) recentReadySeconds_.pop_front();
+    while (recentReadySeconds_.size() > std::max<size_t>(keep, 1)) {
+      recentReadySeconds_.pop_front();
+      recentForwardSeconds_.pop_front();
+      recentOptimizerSeconds_.pop_front();
+    }
   }
+  optimizerSeconds_ = 0;
   lastHookOrder_ = reducer_->lastHookOrder();
   ++step_;
 
@@ -380,6 +421,11 @@ void DataParallel::closeIteration() {
   breakdown.computeSeconds = std::max(0.0, computeSeconds_ - breakdown.waitingSeconds);
   breakdown.bookkeepingSeconds = reducer_->takeBookkeepingSeconds() + ownBookkeepingSeconds_;
   breakdowns_.push_back(breakdown);
+  // For computeProfile(): the iteration without waiting, after the cold first one.
+  if (breakdown.step > 0 || options_.warmupSteps == 1) {
+    recentIterationSeconds_.push_back(breakdown.iterationSeconds - breakdown.waitingSeconds);
+    if (recentIterationSeconds_.size() > 5) recentIterationSeconds_.pop_front();
+  }
   computeSeconds_ = 0;
   ownBookkeepingSeconds_ = 0;
 

@@ -23,6 +23,7 @@
 
 #include "distributed/comm_model.h"
 #include "distributed/communicator.h"
+#include "distributed/compute_profile.h"
 #include "distributed/planner.h"
 #include "distributed/reducer.h"
 #include "distributed/trace.h"
@@ -87,6 +88,13 @@ class DataParallel {
   int64_t plansBuilt() const { return plansBuilt_; }
   const CommModel* beliefModel() const { return belief_.get(); }
   Communicator& communicator() { return communicator_; }
+  // This rank's compute profile (compute_profile.h) from the steps profiled so far (the last
+  // five after the cold first one, as the plan uses): the tensors in the installed plan's
+  // backward order with their median backward times, the mean forward pass (without waiting
+  // for or applying priority's updates) split over the tensors by backward time, and the mean
+  // optimizer step, and as the rest what the mean iteration (waiting excluded) holds besides.
+  // Throws imerge::Error before the first profiled step.
+  ComputeProfile computeProfile() const;
 
  private:
   std::string signature() const;
@@ -114,6 +122,10 @@ class DataParallel {
   int64_t plansBuilt_ = 0;
   std::deque<std::vector<double>> recentReadySeconds_;  // per step, per parameter index
   std::vector<size_t> lastHookOrder_;
+  // Per profiled step, for computeProfile(): the forward pass without priority's waits and
+  // updates, and the optimizer's work (step() or, for priority, the updates in the hooks).
+  std::deque<double> recentForwardSeconds_, recentOptimizerSeconds_, recentIterationSeconds_;
+  double forwardSeconds_ = 0, updateSeconds_ = 0, optimizerSeconds_ = 0;
   double plannedBackwardSpan_ = 0;
 
   // Priority: updates of the last step not applied yet, and the rate they use.

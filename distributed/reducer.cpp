@@ -13,13 +13,19 @@ double secondsBetween(CommClock::time_point start, CommClock::time_point end) {
 }
 }  // namespace
 
-Reducer::Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator)
-    : parameters_(std::move(parameters)), communicator_(communicator) {
+Reducer::Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator,
+                 std::vector<std::string> names)
+    : parameters_(std::move(parameters)), names_(std::move(names)), communicator_(communicator) {
   IMERGE_CHECK(!parameters_.empty(), "Reducer: the model has no parameters to reduce");
+  if (names_.empty()) {
+    for (const autograd::Variable& parameter : parameters_) names_.push_back(parameter.name());
+  }
+  IMERGE_CHECK(names_.size() == parameters_.size(), "Reducer: ", names_.size(), " names for ",
+               parameters_.size(), " parameters");
   for (size_t index = 0; index < parameters_.size(); ++index) {
     const autograd::Variable& parameter = parameters_[index];
     IMERGE_CHECK(parameter.requiresGrad() && parameter.tensor().dtype() == DType::Float32,
-                 "Reducer: parameter '", parameter.name(), "' ", parameter.tensor().describe(),
+                 "Reducer: parameter '", names_[index], "' ", parameter.tensor().describe(),
                  " must be a float32 tensor that requires grad");
     hooks_.push_back(
         parameters_[index].addGradHook([this, index](autograd::Variable&) { onGradReady(index); }));
@@ -52,8 +58,8 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
                  index, ")");
     positionOf[index] = position;
   }
-  validatePlan(plan,
-               tensorInfosInOrder(parameters_, backwardOrder, std::vector<double>(count, 0.0)));
+  validatePlan(plan, tensorInfosInOrder(parameters_, names_, backwardOrder,
+                                        std::vector<double>(count, 0.0)));
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
@@ -82,7 +88,10 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
     priorities[b] = bucket.priority;
   }
   priority_.reset();
-  if (plan.order == LaunchOrder::Priority) {
+  // In a world of one there is nothing to agree on or wait for (and the communicator runs tasks
+  // inline, where the scheduler's task would wait for hooks that cannot fire): the slices go
+  // through the FIFO path, whose all-reduce is then the identity.
+  if (plan.order == LaunchOrder::Priority && communicator_.size() > 1) {
     priority_ = std::make_unique<PriorityScheduler>(
         std::move(priorities), [this](CollectiveOps& ops, size_t b) { reduceBucket(ops, b); });
   }
@@ -94,21 +103,22 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
 }
 
 std::vector<TensorInfo> tensorInfosInOrder(const std::vector<autograd::Variable>& parameters,
+                                           const std::vector<std::string>& names,
                                            const std::vector<size_t>& order,
                                            const std::vector<double>& readySeconds) {
   std::vector<TensorInfo> infos;
   double previous = 0;
   for (size_t index : order) {
     const double ready = readySeconds[index];
-    infos.push_back({parameters[index].name(), parameters[index].tensor().bytes(),
-                     std::max(0.0, ready - previous)});
+    infos.push_back(
+        {names[index], parameters[index].tensor().bytes(), std::max(0.0, ready - previous)});
     previous = std::max(previous, ready);
   }
   return infos;
 }
 
 std::vector<TensorInfo> Reducer::tensorInfos() const {
-  return tensorInfosInOrder(parameters_, backwardOrder_, readySeconds_);
+  return tensorInfosInOrder(parameters_, names_, backwardOrder_, readySeconds_);
 }
 
 void Reducer::prepareForBackward(int64_t step) {
@@ -139,12 +149,12 @@ void Reducer::onGradReady(size_t parameterIndex) {
   const auto start = CommClock::now();
   const size_t position = positionOf_[parameterIndex];
   const autograd::Variable& parameter = parameters_[parameterIndex];
-  IMERGE_CHECK(!ready_[position], "Reducer: the gradient of '", parameter.name(),
+  IMERGE_CHECK(!ready_[position], "Reducer: the gradient of '", names_[parameterIndex],
                "' became final twice in step ", step_,
                "; call backward once per step (DataParallel::backward), or prepareForBackward "
                "between backward passes");
   IMERGE_CHECK(parameter.grad().sharesStorageWith(flatGradients_), "Reducer: the gradient of '",
-               parameter.name(),
+               names_[parameterIndex],
                "' is not in its bucket; was setGradBuffer called on it after "
                "the Reducer was built?");
   ready_[position] = 1;
@@ -165,7 +175,7 @@ void Reducer::launch(size_t bucket) {
   const Bucket& planned = plan_.buckets[bucket];
   const std::string label =
       "bucket " + std::to_string(bucket) + " of step " + std::to_string(step_) + " ('" +
-      parameters_[backwardOrder_[planned.tensors.front()]].name() + "'" +
+      names_[backwardOrder_[planned.tensors.front()]] + "'" +
       (planned.tensors.size() > 1 ? " and " + std::to_string(planned.tensors.size() - 1) + " more"
                                   : std::string()) +
       ", " + std::to_string(planned.bytes) + " bytes)";
@@ -190,7 +200,7 @@ void Reducer::finish() {
   auto start = CommClock::now();
   std::vector<std::string> missing;
   for (size_t position = 0; position < ready_.size(); ++position) {
-    if (!ready_[position]) missing.push_back(parameters_[backwardOrder_[position]].name());
+    if (!ready_[position]) missing.push_back(names_[backwardOrder_[position]]);
   }
   if (!missing.empty()) {
     std::string names;

@@ -23,17 +23,22 @@
 
 namespace imerge::distributed {
 
-// The planner's view of `parameters` taken in `order` (indices into parameters), with backward
-// times from `readySeconds` (per parameter index, seconds from the start of backward): each
-// tensor's time is its ready time less the latest earlier one, never negative.
+// The planner's view of `parameters` (called `names`) taken in `order` (indices into
+// parameters), with backward times from `readySeconds` (per parameter index, seconds from the
+// start of backward): each tensor's time is its ready time less the latest earlier one, never
+// negative.
 std::vector<TensorInfo> tensorInfosInOrder(const std::vector<autograd::Variable>& parameters,
+                                           const std::vector<std::string>& names,
                                            const std::vector<size_t>& order,
                                            const std::vector<double>& readySeconds);
 
 class Reducer {
  public:
   // `parameters` in registration order (the optimizer's order); hooks are installed on each.
-  Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator);
+  // `names` (dotted paths, "layer1.0.conv1.weight") are what messages call them; empty: each
+  // variable's own name.
+  Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator,
+          std::vector<std::string> names = {});
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -73,6 +78,7 @@ class Reducer {
 
   size_t parameterCount() const { return parameters_.size(); }
   const autograd::Variable& parameter(size_t index) const { return parameters_[index]; }
+  const std::vector<std::string>& parameterNames() const { return names_; }
   const Tensor& flatGradients() const { return flatGradients_; }
 
  private:
@@ -81,6 +87,7 @@ class Reducer {
   void recordWait(CommClock::time_point start);
 
   std::vector<autograd::Variable> parameters_;
+  std::vector<std::string> names_;
   std::vector<autograd::HookHandle> hooks_;
   Communicator& communicator_;
 

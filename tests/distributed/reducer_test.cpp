@@ -117,7 +117,9 @@ std::vector<autograd::Variable> makeParameters(const std::vector<int64_t>& sizes
   std::vector<autograd::Variable> parameters;
   for (size_t i = 0; i < sizes.size(); ++i) {
     autograd::Variable parameter(Tensor::zeros({sizes[i]}), true);
-    parameter.setName("p" + std::to_string(i));
+    std::string name = "p";  // appended, not "p" + ...: GCC 12 warns falsely on the sum
+    name += std::to_string(i);
+    parameter.setName(name);
     parameters.push_back(parameter);
   }
   return parameters;
