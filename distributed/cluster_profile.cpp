@@ -56,8 +56,9 @@ class CsvTable {
         }
         for (const std::string& name : required) {
           IMERGE_CHECK(std::find(columns_.begin(), columns_.end(), name) != columns_.end(),
-                       where(lineNumber), ": the header has no '", name, "' column (it has: ",
-                       joined(columns_), "); this table needs ", joined(required));
+                       where(lineNumber), ": the header has no '", name,
+                       "' column (it has: ", joined(columns_), "); this table needs ",
+                       joined(required));
         }
         continue;
       }
@@ -96,8 +97,8 @@ class CsvTable {
     const double value = number(row, column);
     IMERGE_CHECK(value == std::floor(value) && value < 1e15, where(row.line), ": field '", column,
                  "' is ", text(row, column), ", which is not a whole number");
-    IMERGE_CHECK(value >= static_cast<double>(least), where(row.line), ": field '", column,
-                 "' is ", text(row, column), "; it must be at least ", least);
+    IMERGE_CHECK(value >= static_cast<double>(least), where(row.line), ": field '", column, "' is ",
+                 text(row, column), "; it must be at least ", least);
     return static_cast<int64_t>(value);
   }
 
@@ -202,8 +203,9 @@ RingScaledCommModel::RingScaledCommModel(int measuredWorkers, std::vector<Piece>
                "RingScaledCommModel: the first piece must start at 0 bytes");
   for (size_t i = 0; i < pieces_.size(); ++i) {
     const Piece& piece = pieces_[i];
-    IMERGE_CHECK(i == 0 || piece.startBytes > pieces_[i - 1].startBytes, "RingScaledCommModel: piece ",
-                 i, " starts at ", piece.startBytes, " bytes; pieces must start in increasing order");
+    IMERGE_CHECK(i == 0 || piece.startBytes > pieces_[i - 1].startBytes,
+                 "RingScaledCommModel: piece ", i, " starts at ", piece.startBytes,
+                 " bytes; pieces must start in increasing order");
     IMERGE_CHECK(std::isfinite(piece.latencySeconds) && piece.latencySeconds >= 0 &&
                      std::isfinite(piece.slopeSecondsPerByte) && piece.slopeSecondsPerByte >= 0,
                  "RingScaledCommModel: piece ", i, " has latency ", piece.latencySeconds,
@@ -247,12 +249,13 @@ std::unique_ptr<RingScaledCommModel> scaledToWorkers(const CommModel& model, int
     }
   } else if (const auto* scaled = dynamic_cast<const RingScaledCommModel*>(&model)) {
     // Re-based: its pieces as they are at measuredWorkers.
-    const double latency = RingScaledCommModel::latencyFactor(scaled->measuredWorkers(), measuredWorkers);
+    const double latency =
+        RingScaledCommModel::latencyFactor(scaled->measuredWorkers(), measuredWorkers);
     const double bandwidth =
         RingScaledCommModel::bandwidthFactor(scaled->measuredWorkers(), measuredWorkers);
     for (const Piece& piece : scaled->pieces()) {
-      pieces.push_back(
-          {piece.startBytes, latency * piece.latencySeconds, bandwidth * piece.slopeSecondsPerByte});
+      pieces.push_back({piece.startBytes, latency * piece.latencySeconds,
+                        bandwidth * piece.slopeSecondsPerByte});
     }
   } else {
     IMERGE_FAIL("scaledToWorkers: cannot separate the latency and bandwidth parts of '",
@@ -353,7 +356,8 @@ std::map<std::string, ClusterProfile> parseAlphaBetaProfiles(std::istream& text,
 }
 
 std::map<std::string, ClusterProfile> readAlphaBetaProfiles(const std::string& path) {
-  std::ifstream file = openTable(path, "a + bM table (network,workers,a_seconds,b_seconds_per_byte)");
+  std::ifstream file =
+      openTable(path, "a + bM table (network,workers,a_seconds,b_seconds_per_byte)");
   return parseAlphaBetaProfiles(file, path);
 }
 
@@ -411,8 +415,7 @@ SmallMessageCosts readSmallMessageCosts(const std::string& path) {
   return parseSmallMessageCosts(file, path);
 }
 
-ClusterProfile combineSmallAndLargeMessages(const std::string& name,
-                                            const SmallMessageCosts& small,
+ClusterProfile combineSmallAndLargeMessages(const std::string& name, const SmallMessageCosts& small,
                                             const ClusterProfile& large, size_t breakpointBytes) {
   IMERGE_CHECK(!small.flatSecondsByWorkers.empty(), "combineSmallAndLargeMessages '", name,
                "': no small-message costs");
@@ -433,9 +436,8 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name,
       const auto& measured = piecewise->segments();
       PiecewiseCommModel::Segment covering{breakpointBytes, piecewise->flatSeconds(), 0};
       for (const auto& segment : measured) {
-        if (segment.startBytes <= breakpointBytes) covering = {breakpointBytes,
-                                                               segment.interceptSeconds,
-                                                               segment.slopeSecondsPerByte};
+        if (segment.startBytes <= breakpointBytes)
+          covering = {breakpointBytes, segment.interceptSeconds, segment.slopeSecondsPerByte};
       }
       segments.push_back(covering);
       for (const auto& segment : measured) {

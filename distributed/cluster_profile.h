@@ -132,8 +132,7 @@ SmallMessageCosts parseSmallMessageCosts(std::istream& text, const std::string& 
 // breakpointBytes, and `large`'s model (linear or piecewise, as measured at that count) from
 // breakpointBytes on. A count `small` lacks takes the flat cost of small's nearest count (in
 // log(workers)) scaled by the ring rule's latency factor.
-ClusterProfile combineSmallAndLargeMessages(const std::string& name,
-                                            const SmallMessageCosts& small,
+ClusterProfile combineSmallAndLargeMessages(const std::string& name, const SmallMessageCosts& small,
                                             const ClusterProfile& large, size_t breakpointBytes);
 
 // The breakpoint of the IMerge paper's model: 32768 float32 elements.

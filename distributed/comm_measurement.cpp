@@ -1,6 +1,12 @@
+// Measuring all-reduce cost (contracts in comm_measurement.h).
 #include "distributed/comm_measurement.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <set>
+#include <string>
 
 #include "core/error.h"
 
@@ -13,37 +19,127 @@ std::vector<size_t> startupMeasurementSizes() {
   return sizes;
 }
 
+namespace {
+
+// Both measurements: per size a barrier, a warm-up, the timed repetitions, each counted at the
+// slowest rank.
+std::vector<AllreduceMeasurement> measureEachSize(
+    Communicator& communicator, const std::string& label, const std::vector<size_t>& sizes,
+    const std::function<int(size_t)>& repetitionsFor, const AllreduceTimer& timer,
+    const std::function<void(const AllreduceMeasurement&, size_t index)>& onMeasured) {
+  for (size_t bytes : sizes) {
+    IMERGE_CHECK(bytes >= sizeof(float) && bytes % sizeof(float) == 0, label, ": ", bytes,
+                 " bytes is not a whole number of float32 values");
+  }
+  std::vector<AllreduceMeasurement> measurements;
+  const int workers = communicator.size();
+  communicator
+      .submit(
+          label,
+          [&](CollectiveOps& ops) {
+            for (size_t index = 0; index < sizes.size(); ++index) {
+              const size_t bytes = sizes[index];
+              const int count = repetitionsFor(bytes);
+              ops.barrier();
+              timer(ops, bytes, 1);  // warm-up: connections, caches, first touch
+              const std::vector<double> local = timer(ops, bytes, count);
+              IMERGE_CHECK(local.size() == static_cast<size_t>(count), label,
+                           ": the timer returned ", local.size(), " times for ", count,
+                           " repetitions");
+              // The slowest rank's time of each repetition, in whole nanoseconds.
+              std::vector<int64_t> nanoseconds;
+              for (double seconds : local) nanoseconds.push_back(std::llround(seconds * 1e9));
+              ops.allreduceMax(nanoseconds.data(), nanoseconds.size());
+              std::vector<double> times;
+              for (int64_t ns : nanoseconds) times.push_back(static_cast<double>(ns) * 1e-9);
+              std::sort(times.begin(), times.end());
+              const size_t middle = times.size() / 2;
+              const double median =
+                  times.size() % 2 ? times[middle] : (times[middle - 1] + times[middle]) / 2;
+              measurements.push_back({bytes, workers, count, median, times.front(), times.back()});
+              if (onMeasured) onMeasured(measurements.back(), index);
+            }
+          })
+      ->wait();
+  return measurements;
+}
+
+}  // namespace
+
 std::vector<CommSample> measureAllreduce(Communicator& communicator,
                                          const std::vector<size_t>& sizes, int repetitions) {
   IMERGE_CHECK(repetitions > 0, "measureAllreduce: repetitions must be positive, got ",
                repetitions);
   const size_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
-  std::vector<float> buffer((largest + sizeof(float) - 1) / sizeof(float), 0.0f);
   std::vector<CommSample> samples;
-  const int workers = communicator.size();
-  communicator
-      .submit(
-          "start-up all-reduce measurement",
-          [&](CollectiveOps& ops) {
-            for (size_t bytes : sizes) {
-              IMERGE_CHECK(bytes >= sizeof(float) && bytes % sizeof(float) == 0,
-                           "measureAllreduce: ", bytes,
-                           " bytes is not a whole number of float32 values");
-              const size_t count = bytes / sizeof(float);
-              ops.barrier();
-              ops.allreduceSum(buffer.data(), count);  // warm-up: connections, caches
-              std::vector<double> times;
-              for (int rep = 0; rep < repetitions; ++rep) {
-                const auto start = CommClock::now();
-                ops.allreduceSum(buffer.data(), count);
-                times.push_back(std::chrono::duration<double>(CommClock::now() - start).count());
-              }
-              std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-              samples.push_back({bytes, workers, times[times.size() / 2]});
-            }
-          })
-      ->wait();
+  for (const AllreduceMeasurement& measurement : measureEachSize(
+           communicator, "start-up all-reduce measurement", sizes,
+           [repetitions](size_t) { return repetitions; }, hostAllreduceTimer(largest), {})) {
+    samples.push_back(measurement.sample());
+  }
   return samples;
+}
+
+std::vector<size_t> sweepMeasurementSizes(size_t minBytes, size_t maxBytes) {
+  IMERGE_CHECK(minBytes >= sizeof(float) && minBytes % sizeof(float) == 0,
+               "sweep sizes: the smallest size ", minBytes,
+               " bytes must be a positive multiple of 4 (float32 values)");
+  IMERGE_CHECK(maxBytes % sizeof(float) == 0, "sweep sizes: the largest size ", maxBytes,
+               " bytes must be a multiple of 4 (float32 values)");
+  IMERGE_CHECK(maxBytes >= minBytes, "sweep sizes: the largest size ", maxBytes,
+               " bytes is below the smallest, ", minBytes);
+  constexpr size_t kDenseFrom = 1024;
+  constexpr size_t kDenseTo = 64 * 1024;
+  std::set<size_t> sizes = {minBytes, maxBytes};
+  const auto addRounded = [&](double bytes) {
+    const auto rounded = static_cast<size_t>(std::llround(bytes / sizeof(float))) * sizeof(float);
+    if (rounded >= minBytes && rounded <= maxBytes) sizes.insert(rounded);
+  };
+  for (size_t power = 4; power <= maxBytes && power != 0; power *= 2) {
+    const bool dense = power >= kDenseFrom && power < kDenseTo;
+    const int steps = dense ? 4 : 2;
+    for (int step = 0; step < steps; ++step) {
+      addRounded(static_cast<double>(power) * std::exp2(static_cast<double>(step) / steps));
+    }
+    if (power > maxBytes / 2) break;  // the next power would overflow or pass the end
+  }
+  return {sizes.begin(), sizes.end()};
+}
+
+int sweepRepetitions(size_t bytes, int repetitions) {
+  IMERGE_CHECK(repetitions > 0, "sweep: repetitions must be positive, got ", repetitions);
+  constexpr double kFullRepetitionsUpTo = 1 << 20;
+  const double scaled = std::ceil(repetitions * kFullRepetitionsUpTo / static_cast<double>(bytes));
+  const int floor = std::min(3, repetitions);
+  return static_cast<int>(
+      std::clamp(scaled, static_cast<double>(floor), static_cast<double>(repetitions)));
+}
+
+AllreduceTimer hostAllreduceTimer(size_t maxBytes) {
+  auto buffer =
+      std::make_shared<std::vector<float>>((maxBytes + sizeof(float) - 1) / sizeof(float));
+  return [buffer](CollectiveOps& ops, size_t bytes, int count) {
+    IMERGE_CHECK(bytes / sizeof(float) <= buffer->size(), "host all-reduce timer: ", bytes,
+                 " bytes exceed its buffer of ", buffer->size() * sizeof(float));
+    std::vector<double> times;
+    for (int rep = 0; rep < count; ++rep) {
+      const auto start = CommClock::now();
+      ops.allreduceSum(buffer->data(), bytes / sizeof(float));
+      times.push_back(std::chrono::duration<double>(CommClock::now() - start).count());
+    }
+    return times;
+  };
+}
+
+std::vector<AllreduceMeasurement> measureAllreduceSweep(
+    Communicator& communicator, const std::vector<size_t>& sizes, int repetitions,
+    const AllreduceTimer& timer,
+    const std::function<void(const AllreduceMeasurement&, size_t index)>& onMeasured) {
+  sweepRepetitions(sizeof(float), repetitions);  // refuses a count below 1 before any collective
+  return measureEachSize(
+      communicator, "all-reduce sweep", sizes,
+      [repetitions](size_t bytes) { return sweepRepetitions(bytes, repetitions); }, timer,
+      onMeasured);
 }
 
 }  // namespace imerge::distributed
