@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3-torch python3-torchvision
+  python3-matplotlib  # scripts/plot_*.py (only /usr/bin/python3 imports it)
+  iproute2            # scripts/slow-network.sh: ip netns, veth, tc tbf
 )
 
 missing=()
