@@ -74,6 +74,9 @@ struct Options {
   std::string traceDir;
   std::string imergeTrain;
   std::string mpirun = "mpirun";
+  // Instead of mpirun: a command that launches the ranks, with {ranks} replaced by their number,
+  // e.g. "scripts/slow-network.sh --ranks {ranks} --rate 1gbit --".
+  std::string launcher;
   PlannerOptions planner;
 };
 
@@ -221,7 +224,13 @@ MeasuredRun measure(const Options& options, const std::string& model, int worker
   const std::string profilePath = stem + ".profile.json";
   const std::string output = stem + ".out";
   std::string command;
-  if (workers > 1) {
+  if (workers > 1 && !options.launcher.empty()) {
+    command = options.launcher;
+    for (size_t at; (at = command.find("{ranks}")) != std::string::npos;) {
+      command.replace(at, 7, std::to_string(workers));
+    }
+    command += " ";
+  } else if (workers > 1) {
     command = shellQuoted(options.mpirun) +
               " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(workers) +
               " ";
@@ -497,6 +506,9 @@ int main(int argc, char** argv) {
   app.add_option("--imerge-train", options.imergeTrain, "the imerge-train binary for real runs")
       ->capture_default_str();
   app.add_option("--mpirun", options.mpirun, "the mpirun of real runs")->capture_default_str();
+  app.add_option("--launcher", options.launcher,
+                 "launch real runs with this command instead of mpirun, {ranks} replaced by the "
+                 "rank count (e.g. \"scripts/slow-network.sh --ranks {ranks} --rate 1gbit --\")");
   app.add_option("--fusion-bytes", options.planner.fusionBytes,
                  "fusion: bucket size threshold in bytes")
       ->check(CLI::PositiveNumber)
