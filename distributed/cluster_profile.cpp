@@ -10,27 +10,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "distributed/csv_fields.h"
 
 namespace imerge::distributed {
 namespace {
 
 // ---- a small CSV table: named columns, rows that remember their line ----
-
-std::string trimmed(std::string_view text) {
-  const auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!text.empty() && isSpace(text.front())) text.remove_prefix(1);
-  while (!text.empty() && isSpace(text.back())) text.remove_suffix(1);
-  return std::string(text);
-}
-
-std::vector<std::string> splitFields(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream stream(line);
-  std::string field;
-  while (std::getline(stream, field, ',')) fields.push_back(trimmed(field));
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
 
 class CsvTable {
  public:
@@ -81,16 +66,7 @@ class CsvTable {
   }
   // A finite, non-negative number.
   double number(const Row& row, const std::string& column) const {
-    const std::string& field = text(row, column);
-    double value = 0;
-    const char* end = field.data() + field.size();
-    const auto [stop, status] = std::from_chars(field.data(), end, value);
-    IMERGE_CHECK(!field.empty() && status == std::errc() && stop == end && std::isfinite(value),
-                 where(row.line), ": field '", column, "' is '", field,
-                 "', which is not a finite number");
-    IMERGE_CHECK(value >= 0, where(row.line), ": field '", column, "' is ", field,
-                 ", which is negative");
-    return value;
+    return parseNumber(text(row, column), where(row.line), column);
   }
   // A whole number of at least `least`.
   int64_t wholeNumber(const Row& row, const std::string& column, int64_t least) const {

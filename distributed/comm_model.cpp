@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "distributed/csv_fields.h"
 #include "distributed/planner.h"
 #include "distributed/readable_units.h"
 
@@ -93,46 +94,6 @@ double sumSquaredError(const std::vector<CommSample>& samples, double alpha, dou
     sum += residual * residual;
   }
   return sum;
-}
-
-// ---- CSV helpers ----
-
-std::string trimmed(std::string_view text) {
-  const auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!text.empty() && isSpace(text.front())) text.remove_prefix(1);
-  while (!text.empty() && isSpace(text.back())) text.remove_suffix(1);
-  return std::string(text);
-}
-
-std::vector<std::string> splitFields(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t begin = 0;
-  while (true) {
-    const size_t comma = line.find(',', begin);
-    fields.push_back(trimmed(std::string_view(line).substr(
-        begin, comma == std::string::npos ? std::string::npos : comma - begin)));
-    if (comma == std::string::npos) return fields;
-    begin = comma + 1;
-  }
-}
-
-// The number in `field`, or an error naming where it came from.
-double parseNumber(const std::string& field, const std::string& where, const std::string& column) {
-  double value = 0;
-  const char* end = field.data() + field.size();
-  const auto [stop, status] = std::from_chars(field.data(), end, value);
-  IMERGE_CHECK(!field.empty() && status == std::errc() && stop == end && std::isfinite(value),
-               where, ": field '", column, "' is '", field, "', which is not a finite number");
-  IMERGE_CHECK(value >= 0, where, ": field '", column, "' is ", field, ", which is negative");
-  return value;
-}
-
-size_t parseWholeNumber(const std::string& field, const std::string& where,
-                        const std::string& column) {
-  const double value = parseNumber(field, where, column);
-  IMERGE_CHECK(value == std::floor(value) && value < 9.0e15, where, ": field '", column, "' is ",
-               field, ", which is not a whole number below 9e15");
-  return static_cast<size_t>(value);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ samples=docs/data/slow-network-$rate-commbench.csv
 
 first=1
 for n in "${ranks[@]}"; do
-  echo "slow-network-agreement: all-reduce sweep on $n ranks at $rate"
+  echo "slow-network-agreement: all-reduce sweep on $n ranks at $rate" >&2
   scripts/slow-network.sh --ranks "$n" --rate "$rate" -- "$build/imerge-commbench" \
     --backend host --max-bytes 67108864 --out "$work/comm$n" >"$work/comm$n.out" 2>&1 ||
     { cat "$work/comm$n.out"; exit 1; }
