@@ -312,64 +312,26 @@ std::unique_ptr<CommModel> beliefModelFor(const std::string& strategy,
 std::vector<CommSample> readCommSamplesCsv(const std::string& path) {
   std::ifstream file(path);
   IMERGE_CHECK(file.is_open(), path, ": cannot open the communication samples CSV");
-
-  int bytesColumn = -1;
-  int secondsColumn = -1;
-  int workersColumn = -1;
-  size_t columnCount = 0;
+  const CsvTable table(file, path, {"bytes", "seconds"}, "samples");
   std::vector<CommSample> samples;
-  std::string line;
-  for (size_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
-    const std::string content = trimmed(line);
-    if (content.empty() || content.front() == '#') continue;
-    const std::string where = detail::concat(path, ":", lineNumber);
-    const std::vector<std::string> fields = splitFields(content);
-
-    if (columnCount == 0) {  // the header
-      columnCount = fields.size();
-      std::string columns;
-      for (size_t c = 0; c < fields.size(); ++c) {
-        for (size_t earlier = 0; earlier < c; ++earlier) {
-          IMERGE_CHECK(fields[earlier] != fields[c], where, ": the header names column '",
-                       fields[c], "' twice");
-        }
-        if (fields[c] == "bytes") bytesColumn = static_cast<int>(c);
-        if (fields[c] == "seconds") secondsColumn = static_cast<int>(c);
-        if (fields[c] == "workers") workersColumn = static_cast<int>(c);
-        columns += (c ? ", " : "") + fields[c];
-      }
-      for (const auto& [column, name] :
-           {std::pair{bytesColumn, "bytes"}, std::pair{secondsColumn, "seconds"}}) {
-        IMERGE_CHECK(column >= 0, where, ": the header has no '", name,
-                     "' column (it has: ", columns,
-                     "); a samples CSV needs columns bytes and seconds, and optionally "
-                     "workers");
-      }
-      continue;
-    }
-
-    IMERGE_CHECK(fields.size() == columnCount, where, ": ", fields.size(),
-                 " fields, but the header has ", columnCount, " columns");
+  for (const CsvTable::Row& row : table.rows()) {
+    const std::string where = table.where(row.line);
     CommSample sample;
-    sample.bytes = parseWholeNumber(fields[bytesColumn], where, "bytes");
+    sample.bytes = parseWholeNumber(table.text(row, "bytes"), where, "bytes");
     IMERGE_CHECK(sample.bytes > 0, where,
                  ": field 'bytes' is 0; an all-reduce of zero bytes is not a sample");
-    sample.seconds = parseNumber(fields[secondsColumn], where, "seconds");
+    sample.seconds = table.number(row, "seconds");
     IMERGE_CHECK(sample.seconds > 0, where,
                  ": field 'seconds' is 0; a measured all-reduce takes some time");
     sample.workers = 1;
-    if (workersColumn >= 0) {
-      const size_t workers = parseWholeNumber(fields[workersColumn], where, "workers");
+    if (table.has("workers")) {
+      const size_t workers = parseWholeNumber(table.text(row, "workers"), where, "workers");
       IMERGE_CHECK(workers >= 1 && workers <= 1u << 30, where, ": field 'workers' is ",
-                   fields[workersColumn], "; it must be at least 1");
+                   table.text(row, "workers"), "; it must be at least 1");
       sample.workers = static_cast<int>(workers);
     }
     samples.push_back(sample);
   }
-  IMERGE_CHECK(!file.bad(), path, ": reading failed");
-  IMERGE_CHECK(columnCount > 0, path,
-               ": no header line; a samples CSV starts with a header such as 'bytes,seconds'");
-  IMERGE_CHECK(!samples.empty(), path, ": no samples below the header");
   return samples;
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <istream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,5 +22,40 @@ double parseNumber(const std::string& field, const std::string& where, const std
 // The same, and a whole number below 9e15.
 size_t parseWholeNumber(const std::string& field, const std::string& where,
                         const std::string& column);
+
+// A small CSV table: a header of named columns, then rows that remember their line. Blank lines
+// and lines starting with '#' are skipped.
+class CsvTable {
+ public:
+  struct Row {
+    size_t line = 0;
+    std::vector<std::string> fields;
+  };
+
+  // Reads the header and the rows; refuses a header without one of `required` (listing what it
+  // has), a repeated column, a row with the wrong number of fields, a table without rows.
+  // `source` names the file in messages; `rowNoun` names its rows ("no samples below the
+  // header").
+  CsvTable(std::istream& text, std::string source, const std::vector<std::string>& required,
+           const std::string& rowNoun = "rows");
+
+  const std::vector<Row>& rows() const { return rows_; }
+  std::string where(size_t line) const;
+  const std::string& source() const { return source_; }
+  bool has(const std::string& column) const;
+
+  const std::string& text(const Row& row, const std::string& column) const;
+  // A finite, non-negative number (parseNumber's rules).
+  double number(const Row& row, const std::string& column) const;
+  // A whole number of at least `least`.
+  int64_t wholeNumber(const Row& row, const std::string& column, int64_t least) const;
+
+ private:
+  size_t indexOf(const std::string& column) const;
+
+  std::string source_;
+  std::vector<std::string> columns_;
+  std::vector<Row> rows_;
+};
 
 }  // namespace imerge::distributed
