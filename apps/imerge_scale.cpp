@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/planner_flags.h"
 #include "core/error.h"
 #include "distributed/cluster_profile.h"
 #include "distributed/comm_measurement.h"
@@ -509,13 +510,7 @@ int main(int argc, char** argv) {
   app.add_option("--launcher", options.launcher,
                  "launch real runs with this command instead of mpirun, {ranks} replaced by the "
                  "rank count (e.g. \"scripts/slow-network.sh --ranks {ranks} --rate 1gbit --\")");
-  app.add_option("--fusion-bytes", options.planner.fusionBytes,
-                 "fusion: bucket size threshold in bytes")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--slice-elems", options.planner.sliceElements, "priority: elements per slice")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  apps::addPlannerFlags(app, options.planner);
   CLI11_PARSE(app, argc, argv);
   try {
     applyPreset(options, app);

@@ -18,6 +18,7 @@
 #include "apps/classifier_training.h"
 #include "apps/dataset_choice.h"
 #include "apps/metrics_log.h"
+#include "apps/planner_flags.h"
 #include "apps/progress_bar.h"
 #include "core/cuda/cuda_device.h"
 #include "core/device.h"
@@ -415,13 +416,7 @@ int main(int argc, char** argv) {
                  "data-parallel strategy under mpirun: default, wfbp, fusion, priority, mgwfbp, "
                  "imerge")
       ->check(CLI::IsMember(distributed::strategyNames()));
-  app.add_option("--fusion-bytes", options.planner.fusionBytes,
-                 "fusion: bucket size threshold in bytes")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--slice-elems", options.planner.sliceElements, "priority: elements per slice")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  apps::addPlannerFlags(app, options.planner);
   app.add_option("--comm-model", options.commModel,
                  "CSV of measured all-reduce times (bytes,seconds; imerge-commbench) to plan "
                  "with, instead of a start-up measurement")
