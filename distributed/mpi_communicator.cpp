@@ -6,10 +6,10 @@
 // MPI lock around every call.
 //
 // Progress: Open MPI moves a non-blocking collective forward only inside MPI calls, so the test
-// loop below is what drives the transfer; yielding between tests keeps it from starving this
-// rank's compute thread on a small machine, and costs little when nothing else wants the core.
-// Open MPI's own idle loop is told to yield too (mpi_yield_when_idle), for the progress it runs
-// inside MPI calls.
+// loop below is what drives the transfer. Between tests it yields while a core is free and
+// sleeps briefly while every core computes (pauseBetweenTests, thread_latency.h), so it neither
+// starves this rank's compute thread nor waits a scheduler tick for its core. Open MPI's own
+// yield inside progress is turned off (mpi_yield_when_idle=0) for the same reason.
 #include "distributed/mpi_communicator.h"
 
 #include <mpi.h>
@@ -179,7 +179,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
                 "ranks passed different sizes to the same collective");
   }
 
-  // The test loop: drives the request to completion, yielding the core between tests, until
+  // The test loop: drives the request to completion, pausing between tests, until
   // the time-out or the destructor gives up on it.
   void complete(MPI_Request& request, const char* what, size_t bytes, size_t piece, size_t pieces) {
     const double timeoutSeconds = owner_.timeoutSeconds_.load();
@@ -214,9 +214,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
                     "slower than this one (raise MpiOptions::timeoutSeconds, 0 waits forever). "
                     "This communicator now fails every later task; call abort() to end the job");
       }
-      // Spinning a few microseconds before the first yield was measured too: no gain, even for
-      // 4 KiB all-reduces, so the loop yields from the start.
-      std::this_thread::yield();
+      pauseBetweenTests(CommClock::now() - startedAt);
     }
   }
 
@@ -249,8 +247,10 @@ MpiCommunicator::MpiCommunicator(const MpiOptions& options)
                "MPI_Finalize; remove the other MPI_Init/MPI_Finalize calls");
   // Open MPI settings, read by MPI_Init; a user's own setting wins (overwrite = 0). setenv is
   // not thread-safe, which is why this happens here, before the thread exists.
-  // - Yield in Open MPI's own progress loops too, for the same reason as our test loop.
-  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  // - No yield inside Open MPI's progress: MPI_Test would yield on every call that finds nothing
+  //   to do, and a yield to a busy compute thread returns at the next tick (4 ms), which made
+  //   each small all-reduce during backward cost 4 ms. pauseBetweenTests() paces the loop.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "0", 0);
   // - MPI_Iallreduce's algorithm. libnbc's automatic choice is a binomial tree (reduce to rank
   //   0, then broadcast) whenever there are fewer than 4 ranks or the buffer is in place, which
   //   is always the case here; it moves every byte twice in sequence and measured 38-59% of
@@ -388,6 +388,7 @@ void MpiCommunicator::runTask(Pending& pending, Ops& ops) {
 void MpiCommunicator::threadMain() {
   // A bucket must start the moment its hook launches it, even while every core computes.
   requestShortTimeSlice();
+  requestPreciseSleeps();
   // ---- start-up: MPI_Init_thread on this thread (see the file comment for the level) ----
   std::string initError;
   int provided = MPI_THREAD_SINGLE;

@@ -7,8 +7,9 @@
 // order.
 //
 // Waiting: each collective is a non-blocking MPI call (MPI_Iallreduce, MPI_Ibcast, MPI_Ibarrier)
-// completed by an MPI_Test loop that yields the core between tests. On a 2-core machine the
-// compute thread of the same rank needs that core; a blocking MPI_Allreduce would spin on it.
+// completed by an MPI_Test loop that pauses between tests (pauseBetweenTests, thread_latency.h:
+// a yield while a core is free, a short sleep while every core computes). On a 2-core machine
+// the compute thread of the same rank needs that core; a blocking MPI_Allreduce would spin on it.
 // The loop also enforces the time-out: a collective that another rank never joins fails with an
 // imerge::Error instead of hanging the job.
 //
@@ -20,7 +21,7 @@
 // alive until abort() or shutdown().
 //
 // Open MPI settings made before MPI_Init unless the user set them (mpi_communicator.cpp says
-// why): mpi_yield_when_idle=1, and coll_libnbc_iallreduce_algorithm=3 (Rabenseifner), without
+// why): mpi_yield_when_idle=0, and coll_libnbc_iallreduce_algorithm=3 (Rabenseifner), without
 // which MPI_Iallreduce reached only about 40% of MPI_Allreduce's bandwidth on 2 ranks.
 //
 // Life cycle: the constructor starts the thread and waits for MPI_Init_thread, so rank() and

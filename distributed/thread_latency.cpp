@@ -1,10 +1,15 @@
 #include "distributed/thread_latency.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <thread>
 
 namespace imerge::distributed {
 
@@ -36,6 +41,51 @@ bool requestShortTimeSlice() {
 #else
   return false;
 #endif
+}
+
+bool requestPreciseSleeps() {
+  constexpr unsigned long kSlackNanoseconds = 1'000;
+  return prctl(PR_SET_TIMERSLACK, kSlackNanoseconds) == 0;
+}
+
+bool everyCoreIsBusy() {
+  static const long cores = [] {
+    cpu_set_t allowed;
+    return sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed)
+                                                               : sysconf(_SC_NPROCESSORS_ONLN);
+  }();
+  // "0.52 0.58 0.59 3/467 12345": the fourth field is running/total threads.
+  char text[128];
+  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t length = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (length <= 0) return false;
+  text[length] = '\0';
+  long running = 0;
+  if (std::sscanf(text, "%*f %*f %*f %ld/", &running) != 1) return false;
+  return running > cores;
+}
+
+void pauseBetweenTests(std::chrono::steady_clock::duration pending) {
+  if (pending < kSpinBeforePausing) return;
+  // Reading /proc/loadavg costs a few microseconds; a test loop on an idle machine asks every
+  // microsecond or so, and the answer changes only as threads start or stop computing.
+  thread_local auto checkedAt = std::chrono::steady_clock::time_point{};
+  thread_local int busyChecks = 0;  // consecutive checks that found every core busy
+  const auto now = std::chrono::steady_clock::now();
+  if (now - checkedAt >= kCoreCheckInterval) {
+    busyChecks = everyCoreIsBusy() ? busyChecks + 1 : 0;
+    checkedAt = now;
+  }
+  if (busyChecks < 2) {
+    std::this_thread::yield();
+    return;
+  }
+  const auto sleep = std::clamp(
+      std::chrono::duration_cast<std::chrono::microseconds>(pending) / kContendedSleepDivisor,
+      kShortestContendedSleep, kLongestContendedSleep);
+  std::this_thread::sleep_for(sleep);
 }
 
 }  // namespace imerge::distributed
