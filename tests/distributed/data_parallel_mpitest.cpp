@@ -18,6 +18,7 @@
 #include "distributed/mpi_communicator.h"
 #include "layers/layers.h"
 #include "support/error_text.h"
+#include "support/mpi_test_world.h"
 
 namespace imerge::distributed {
 namespace {
@@ -253,18 +254,10 @@ int main(int argc, char** argv) {
   using namespace imerge::distributed;
   ::testing::InitGoogleTest(&argc, argv);
   imerge::setNumThreads(1);
-  std::unique_ptr<MpiCommunicator> communicator;
-  try {
-    communicator = std::make_unique<MpiCommunicator>(MpiOptions{.timeoutSeconds = 60});
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "data_parallel_mpitest: %s\n", error.what());
-    return 1;
-  }
+  std::unique_ptr<MpiCommunicator> communicator =
+      imerge::test::startMpiTestWorld("data_parallel_mpitest", {.timeoutSeconds = 60});
+  if (!communicator) return 1;
   world = communicator.get();
-  if (world->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
   int64_t failed = RUN_ALL_TESTS() != 0;
   world->allreduceMax(&failed, 1);  // one verdict for the whole job
   communicator->shutdown();

@@ -32,6 +32,7 @@
 
 #include "core/error.h"
 #include "distributed/mpi_communicator.h"
+#include "support/mpi_test_world.h"
 
 namespace imerge::distributed {
 namespace {
@@ -334,18 +335,10 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--check-destructor") == 0) return checkDestructor();
   }
   ::testing::InitGoogleTest(&argc, argv);
-  std::unique_ptr<MpiCommunicator> comm;
-  try {
-    comm = std::make_unique<MpiCommunicator>();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpi_communicator_mpitest: %s\n", e.what());
-    return 1;
-  }
+  std::unique_ptr<MpiCommunicator> comm =
+      imerge::test::startMpiTestWorld("mpi_communicator_mpitest");
+  if (!comm) return 1;
   world = comm.get();
-  if (comm->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
   int result = RUN_ALL_TESTS();
   try {
     comm->shutdown();
