@@ -99,60 +99,32 @@ ComputeProfile readJson(const std::string& path) {
 ComputeProfile readCsv(const std::string& path) {
   std::ifstream file(path);
   IMERGE_CHECK(file.is_open(), path, ": cannot open the compute profile");
+  const CsvTable table(file, path, {"name", "bytes", "backward_seconds", "forward_seconds"},
+                       "tensors");
   ComputeProfile profile;
-  const std::vector<std::string> required = {"name", "bytes", "backward_seconds",
-                                             "forward_seconds"};
-  std::map<std::string, size_t> columnOf;
-  size_t columnCount = 0;
-  std::string line;
-  for (size_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
-    const std::string content = trimmed(line);
-    const std::string where = detail::concat(path, ":", lineNumber);
-    if (content.empty()) continue;
-    if (content.front() == '#') {
-      // "# key: value" before the header carries the profile's scalars.
-      const size_t colon = content.find(':');
-      if (columnCount > 0 || colon == std::string::npos) continue;
-      const std::string key = trimmed(std::string_view(content).substr(1, colon - 1));
-      const std::string value = trimmed(std::string_view(content).substr(colon + 1));
-      if (key == "model") profile.model = value;
-      if (key == "batch_per_worker") {
-        profile.batchPerWorker = static_cast<int64_t>(parseWholeNumber(value, where, key));
-      }
-      if (key == "optimizer_seconds") profile.optimizerSeconds = parseNumber(value, where, key);
-      if (key == "other_seconds") profile.otherSeconds = parseNumber(value, where, key);
-      continue;
+  // "# key: value" lines above the header carry the profile's scalars.
+  for (const CsvTable::Comment& comment : table.leadingComments()) {
+    const size_t colon = comment.text.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trimmed(std::string_view(comment.text).substr(0, colon));
+    const std::string value = trimmed(std::string_view(comment.text).substr(colon + 1));
+    const std::string where = table.where(comment.line);
+    if (key == "model") profile.model = value;
+    if (key == "batch_per_worker") {
+      profile.batchPerWorker = static_cast<int64_t>(parseWholeNumber(value, where, key));
     }
-    const std::vector<std::string> fields = splitFields(content);
-    if (columnCount == 0) {
-      columnCount = fields.size();
-      for (size_t c = 0; c < fields.size(); ++c) {
-        IMERGE_CHECK(columnOf.emplace(fields[c], c).second, where, ": the header names column '",
-                     fields[c], "' twice");
-      }
-      for (const std::string& name : required) {
-        IMERGE_CHECK(columnOf.count(name), where, ": the header has no '", name,
-                     "' column; a compute profile CSV needs the columns name, bytes, "
-                     "backward_seconds and forward_seconds");
-      }
-      continue;
-    }
-    IMERGE_CHECK(fields.size() == columnCount, where, ": ", fields.size(),
-                 " fields, but the header has ", columnCount, " columns");
+    if (key == "optimizer_seconds") profile.optimizerSeconds = parseNumber(value, where, key);
+    if (key == "other_seconds") profile.otherSeconds = parseNumber(value, where, key);
+  }
+  for (const CsvTable::Row& row : table.rows()) {
     TensorInfo tensor;
-    tensor.name = fields[columnOf["name"]];
-    IMERGE_CHECK(!tensor.name.empty(), where, ": field 'name' is empty");
-    tensor.bytes = parseWholeNumber(fields[columnOf["bytes"]], where, "bytes");
-    tensor.backwardSeconds =
-        parseNumber(fields[columnOf["backward_seconds"]], where, "backward_seconds");
-    profile.forwardSecondsPerTensor.push_back(
-        parseNumber(fields[columnOf["forward_seconds"]], where, "forward_seconds"));
+    tensor.name = table.text(row, "name");
+    IMERGE_CHECK(!tensor.name.empty(), table.where(row.line), ": field 'name' is empty");
+    tensor.bytes = static_cast<size_t>(table.wholeNumber(row, "bytes", 0));
+    tensor.backwardSeconds = table.number(row, "backward_seconds");
+    profile.forwardSecondsPerTensor.push_back(table.number(row, "forward_seconds"));
     profile.tensors.push_back(std::move(tensor));
   }
-  IMERGE_CHECK(!file.bad(), path, ": reading failed");
-  IMERGE_CHECK(columnCount > 0, path,
-               ": no header line; a compute profile CSV starts with "
-               "'name,bytes,backward_seconds,forward_seconds'");
   return profile;
 }
 

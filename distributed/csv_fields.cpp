@@ -60,7 +60,11 @@ CsvTable::CsvTable(std::istream& text, std::string source, const std::vector<std
   std::string line;
   for (size_t lineNumber = 1; std::getline(text, line); ++lineNumber) {
     const std::string content = trimmed(line);
-    if (content.empty() || content.front() == '#') continue;
+    if (content.empty()) continue;
+    if (content.front() == '#') {
+      if (columns_.empty()) leadingComments_.push_back({lineNumber, trimmed(content.substr(1))});
+      continue;
+    }
     std::vector<std::string> fields = splitFields(content);
     if (columns_.empty()) {
       for (const std::string& name : fields) {

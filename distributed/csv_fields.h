@@ -24,12 +24,17 @@ size_t parseWholeNumber(const std::string& field, const std::string& where,
                         const std::string& column);
 
 // A small CSV table: a header of named columns, then rows that remember their line. Blank lines
-// and lines starting with '#' are skipped.
+// and lines starting with '#' are skipped; the '#' lines above the header are kept, for tables
+// that carry metadata there (compute profiles: "# model: resnet18").
 class CsvTable {
  public:
   struct Row {
     size_t line = 0;
     std::vector<std::string> fields;
+  };
+  struct Comment {
+    size_t line = 0;
+    std::string text;  // after the '#', trimmed
   };
 
   // Reads the header and the rows; refuses a header without one of `required` (listing what it
@@ -40,6 +45,7 @@ class CsvTable {
            const std::string& rowNoun = "rows");
 
   const std::vector<Row>& rows() const { return rows_; }
+  const std::vector<Comment>& leadingComments() const { return leadingComments_; }
   std::string where(size_t line) const;
   const std::string& source() const { return source_; }
   bool has(const std::string& column) const;
@@ -56,6 +62,7 @@ class CsvTable {
   std::string source_;
   std::vector<std::string> columns_;
   std::vector<Row> rows_;
+  std::vector<Comment> leadingComments_;
 };
 
 }  // namespace imerge::distributed

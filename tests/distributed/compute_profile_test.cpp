@@ -94,7 +94,7 @@ TEST(ComputeProfile, RefusesBadCsvNamingTheLineAndField) {
       {header + "a,4.5,0.1,0.1\n", ":2: field 'bytes' is 4.5, which is not a whole number"},
       {header + "a,4,0.1\n", ":2: 3 fields, but the header has 4 columns"},
       {header + "a,4,0.1,0.1\na,8,0.1,0.1\n", "tensor 1 ('a') appears twice"},
-      {header, "has no tensors"},
+      {header, "no tensors below the header"},
       {"", "no header line"},
   };
   for (const Case& bad : cases) {
