@@ -159,8 +159,9 @@ int run(const Options& options, Job& job) {
   if (options.device == "cuda") {
     requireCudaDevice();
     IMERGE_FAIL(
-        "--device cuda: a GPU is present, but this build has no CUDA kernels yet (the "
-        "CUDA backend issue adds them); use --device cpu");
+        "--device cuda: a GPU is present, but imerge-train does not train on it yet: "
+        "convolution, batch norm, pooling and LRN have no CUDA kernels (not implemented on CUDA "
+        "yet); use --device cpu");
   }
   // Ranks on one machine share its cores; spin-waiting OpenMP pools must not overlap.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());

@@ -6,6 +6,8 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "core/cpu/elementwise.h"
+#include "core/cuda/elementwise.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -104,7 +106,11 @@ void Variable::addGrad(const Tensor& gradient) {
     self.grad = self.grad.clone();
     self.gradOwned = true;
   }
-  cpu::addInPlace(self.grad, gradient);
+  if (runsOnCuda("gradient accumulation", self.grad, gradient)) {
+    cuda::addInPlace(self.grad, gradient);
+  } else {
+    cpu::addInPlace(self.grad, gradient);
+  }
 }
 
 void Variable::zeroGrad() {
@@ -141,7 +147,7 @@ void Variable::removeGradHook(HookHandle handle) {
 void Variable::backward(bool retainGraph) {
   IMERGE_CHECK(numel() == 1, "Variable::backward: '", name(), "' ", tensor().describe(),
                " is not a scalar; pass the gradient of the output explicitly");
-  backward(Tensor::full(shape(), 1.0f), retainGraph);
+  backward(Tensor::full(shape(), 1.0f, tensor().device()), retainGraph);
 }
 
 void Variable::backward(const Tensor& gradOutput, bool retainGraph) {

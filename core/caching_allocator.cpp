@@ -7,8 +7,10 @@
 
 namespace imerge {
 
-CachingAllocator::CachingAllocator(RawAllocate rawAllocate, RawFree rawFree)
-    : rawAllocate_(std::move(rawAllocate)), rawFree_(std::move(rawFree)) {}
+CachingAllocator::CachingAllocator(RawAllocate rawAllocate, RawFree rawFree, size_t capacityBytes)
+    : rawAllocate_(std::move(rawAllocate)),
+      rawFree_(std::move(rawFree)),
+      capacityBytes_(capacityBytes) {}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -41,14 +43,17 @@ void* CachingAllocator::allocate(size_t bytes) {
     stats_.allocatedBytes += found->first;
     freeBlocks_.erase(found);
   } else {
-    block = rawAllocate_(rounded);
+    block = rawAllocateWithinCapacity(rounded);
     if (!block) {
       // Out of memory: give the cache back and try once more before failing.
       releaseCachedLocked();
-      block = rawAllocate_(rounded);
+      block = rawAllocateWithinCapacity(rounded);
     }
-    IMERGE_CHECK(block != nullptr, "out of memory: could not allocate ", bytes, " bytes (",
-                 stats_.allocatedBytes, " bytes already held by tensors)");
+    if (!block) {
+      throw OutOfMemoryError(detail::concat("out of memory: could not allocate ", bytes, " bytes (",
+                                            stats_.allocatedBytes,
+                                            " bytes already held by tensors)"));
+    }
     ++stats_.systemAllocations;
     liveBlocks_[block] = rounded;
     stats_.allocatedBytes += rounded;
@@ -57,6 +62,12 @@ void* CachingAllocator::allocate(size_t bytes) {
     stats_.peakAllocatedBytes = stats_.allocatedBytes;
   }
   return block;
+}
+
+void* CachingAllocator::rawAllocateWithinCapacity(size_t bytes) {
+  const size_t held = stats_.allocatedBytes + stats_.cachedBytes;
+  if (bytes > capacityBytes_ || held > capacityBytes_ - bytes) return nullptr;
+  return rawAllocate_(bytes);
 }
 
 void CachingAllocator::deallocate(void* ptr) {

@@ -19,6 +19,10 @@ void CpuDevice::copyBytes(void* dst, const void* src, size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }
 
+void CpuDevice::setBytesToZero(void* dst, size_t bytes) {
+  if (bytes) std::memset(dst, 0, bytes);
+}
+
 Device& cpuDevice() {
   // Never destroyed: tensors in static objects may outlive any destruction order we pick.
   static CpuDevice* device = new CpuDevice();

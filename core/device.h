@@ -23,6 +23,11 @@ class Device {
   virtual AllocatorStats memoryStats() const = 0;
   // Copies between two buffers of this device.
   virtual void copyBytes(void* dst, const void* src, size_t bytes) = 0;
+  // Copies between host memory and this device; they return when the host buffer may be
+  // reused (after copyBytesToHost, when its data has arrived).
+  virtual void copyBytesFromHost(void* dst, const void* hostSrc, size_t bytes) = 0;
+  virtual void copyBytesToHost(void* hostDst, const void* src, size_t bytes) = 0;
+  virtual void setBytesToZero(void* dst, size_t bytes) = 0;
 };
 
 class CpuDevice final : public Device {
@@ -34,6 +39,13 @@ class CpuDevice final : public Device {
   void deallocate(void* ptr) override { allocator_.deallocate(ptr); }
   AllocatorStats memoryStats() const override { return allocator_.stats(); }
   void copyBytes(void* dst, const void* src, size_t bytes) override;
+  void copyBytesFromHost(void* dst, const void* hostSrc, size_t bytes) override {
+    copyBytes(dst, hostSrc, bytes);
+  }
+  void copyBytesToHost(void* hostDst, const void* src, size_t bytes) override {
+    copyBytes(hostDst, src, bytes);
+  }
+  void setBytesToZero(void* dst, size_t bytes) override;
 
   // Host memory is 64-byte aligned: one cache line, one AVX-512 vector.
   static constexpr size_t kAlignment = 64;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/cuda/elementwise.h"
+
 namespace imerge {
 
 Storage::Storage(Device& device, size_t bytes)
@@ -20,7 +22,15 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device& device) {
   tensor.shape_ = shape;
   tensor.numel_ = shapeNumel(shape);
   tensor.dtype_ = dtype;
-  tensor.storage_ = std::make_shared<Storage>(device, tensor.bytes());
+  try {
+    tensor.storage_ = std::make_shared<Storage>(device, tensor.bytes());
+  } catch (const OutOfMemoryError& error) {
+    // The allocator knows only bytes; the caller needs to know which tensor did not fit.
+    throw OutOfMemoryError(detail::concat("out of memory on ", device.name(), ": tensor ",
+                                          dtypeName(dtype), shapeToString(shape), " needs ",
+                                          tensor.bytes(), " bytes; ", error.what(),
+                                          ". Use a smaller batch size or model"));
+  }
   return tensor;
 }
 
@@ -123,13 +133,42 @@ Tensor Tensor::clone() const {
   return copy;
 }
 
+Tensor Tensor::to(Device& target) const {
+  IMERGE_CHECK(defined(), "Tensor::to: tensor is undefined");
+  if (&device() == &target) return *this;
+  Tensor copy = empty(shape_, dtype_, target);
+  copy.copyFrom(*this);
+  return copy;
+}
+
 void Tensor::copyFrom(const Tensor& source) {
   IMERGE_CHECK(source.shape_ == shape_ && source.dtype_ == dtype_, "Tensor::copyFrom: source ",
                source.describe(), " does not match destination ", describe());
-  device().copyBytes(rawData(), source.rawData(), bytes());
+  Device& from = source.device();
+  Device& into = device();
+  if (&from == &into) {
+    into.copyBytes(rawData(), source.rawData(), bytes());
+  } else if (from.type() == DeviceType::CPU) {
+    into.copyBytesFromHost(rawData(), source.rawData(), bytes());
+  } else if (into.type() == DeviceType::CPU) {
+    from.copyBytesToHost(rawData(), source.rawData(), bytes());
+  } else {
+    IMERGE_FAIL("Tensor::copyFrom: copies between two GPUs (", from.name(), " to ", into.name(),
+                ") are not implemented; copy through the host with to(cpuDevice())");
+  }
 }
 
 void Tensor::fill(float value) {
+  if (device().type() == DeviceType::CUDA) {
+    IMERGE_CHECK(dtype_ == DType::Float32 || value == 0.0f, "Tensor::fill: ", describe(), " on ",
+                 device().name(), ": only float32 tensors (or zero) can be filled on a GPU");
+    if (dtype_ == DType::Float32) {
+      cuda::fill(*this, value);
+    } else {
+      zero();
+    }
+    return;
+  }
   switch (dtype_) {
     case DType::Float32:
       std::fill_n(data<float>(), numel_, value);
@@ -144,17 +183,24 @@ void Tensor::fill(float value) {
 }
 
 void Tensor::zero() {
-  if (numel_) std::memset(rawData(), 0, bytes());
+  if (numel_) device().setBytesToZero(rawData(), bytes());
 }
 
 std::vector<float> Tensor::toVector() const {
   const float* values = data<float>();
-  return std::vector<float>(values, values + numel_);
+  if (device().type() == DeviceType::CPU) return std::vector<float>(values, values + numel_);
+  std::vector<float> host(static_cast<size_t>(numel_));
+  device().copyBytesToHost(host.data(), values, bytes());
+  return host;
 }
 
 float Tensor::item() const {
   IMERGE_CHECK(numel_ == 1, "Tensor::item: ", describe(), " has ", numel_, " elements, not 1");
-  return *data<float>();
+  const float* value = data<float>();
+  if (device().type() == DeviceType::CPU) return *value;
+  float host = 0;
+  device().copyBytesToHost(&host, value, sizeof host);
+  return host;
 }
 
 std::string Tensor::describe() const {

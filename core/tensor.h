@@ -46,8 +46,13 @@ class Tensor {
   static Tensor zeros(const Shape& shape, DType dtype = DType::Float32,
                       Device& device = cpuDevice());
   static Tensor full(const Shape& shape, float value, Device& device = cpuDevice());
-  static Tensor emptyLike(const Tensor& other) { return empty(other.shape(), other.dtype()); }
-  static Tensor zerosLike(const Tensor& other) { return zeros(other.shape(), other.dtype()); }
+  // On the other tensor's device.
+  static Tensor emptyLike(const Tensor& other) {
+    return empty(other.shape(), other.dtype(), other.device());
+  }
+  static Tensor zerosLike(const Tensor& other) {
+    return zeros(other.shape(), other.dtype(), other.device());
+  }
   // Copies host values in; the value count must equal the shape's element count.
   static Tensor fromVector(const std::vector<float>& values, const Shape& shape);
   static Tensor fromVector(const std::vector<int64_t>& values, const Shape& shape);
@@ -82,12 +87,16 @@ class Tensor {
   Tensor flatView(int64_t elementOffset, const Shape& shape) const;
 
   Tensor clone() const;
-  void copyFrom(const Tensor& source);  // same shape and dtype; may be on another device
-  void fill(float value);
+  // A copy on `device`; this tensor itself (no copy) when it is already there.
+  Tensor to(Device& device) const;
+  // Same shape and dtype; host <-> device copies go through the device's stream and return
+  // when the destination holds the data.
+  void copyFrom(const Tensor& source);
+  void fill(float value);  // float32 on any device; int32/int64 on the CPU
   void zero();
 
-  std::vector<float> toVector() const;  // float32 only
-  float item() const;                   // a one-element float32 tensor's value
+  std::vector<float> toVector() const;  // float32 only, copied to the host
+  float item() const;                   // a one-element float32 tensor's value, on the host
 
   bool sharesStorageWith(const Tensor& other) const {
     return storage_ && storage_ == other.storage_;

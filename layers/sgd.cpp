@@ -1,5 +1,8 @@
 #include "layers/sgd.h"
 
+#include "core/cuda/sgd_update.h"
+#include "core/device_dispatch.h"
+
 namespace imerge::layers {
 
 Sgd::Sgd(std::vector<autograd::Variable> parameters, const SgdOptions& options)
@@ -31,6 +34,15 @@ void Sgd::stepParameter(size_t index, const Tensor& gradient, float learningRate
   const float keep = 1.0f - options_.dampening;
   const float decay = options_.weightDecay;
   const bool nesterov = options_.nesterov;
+  if (runsOnCuda("SGD", parameter.tensor(), gradient)) {
+    Tensor& buffer = momentumBuffers_[index];
+    const bool firstStep = momentum != 0.0f && !buffer.defined();
+    if (firstStep) buffer = Tensor::emptyLike(parameter.tensor());
+    Tensor value = parameter.tensor();
+    cuda::sgdUpdate(value, gradient, buffer,
+                    cuda::SgdStep{lr, momentum, keep, decay, nesterov, firstStep});
+    return;
+  }
   float* p = parameter.tensor().data<float>();
   const float* g = gradient.data<float>();
   const int64_t n = parameter.numel();

@@ -3,6 +3,8 @@
 #include "autograd/ops/convolution.h"
 
 #include "core/cpu/convolution.h"
+#include "core/cuda/not_implemented.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -10,6 +12,10 @@ Variable conv2d(const Variable& input, const Variable& weight, const Variable& b
                 const Conv2dOptions& options) {
   const cpu::Conv2dParams params{options.stride, options.padding, options.dilation, options.groups};
   const Tensor noBias;
+  if (runsOnCuda("conv2d", input.tensor(), weight.tensor(),
+                 bias.defined() ? bias.tensor() : noBias)) {
+    cuda::notImplemented("conv2d (cuDNN convolution)");
+  }
   // Validates every operand and names the one at fault (cpu::conv2dOutputShape).
   Tensor output = cpu::conv2dForward(input.tensor(), weight.tensor(),
                                      bias.defined() ? bias.tensor() : noBias, params);

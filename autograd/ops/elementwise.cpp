@@ -1,10 +1,13 @@
 // Elementwise, reduction, shape and dropout ops. Each forward computes its result with the
 // core kernels and records, beside it, the closure that turns the output's gradient into its
-// inputs' gradients. Closures capture only the tensors their backward needs.
+// inputs' gradients. Closures capture only the tensors their backward needs. Each kernel call
+// goes through a small dispatch below: CUDA kernels for CUDA tensors, the CPU ones otherwise.
 #include "autograd/ops/elementwise.h"
 
 #include "core/cpu/dropout.h"
 #include "core/cpu/elementwise.h"
+#include "core/cuda/elementwise.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -23,25 +26,48 @@ void checkBinary(const char* op, const Variable& a, const Variable& b) {
   IMERGE_CHECK(a.shape() == b.shape(), op, ": shapes differ: ", a.tensor().describe(), " and ",
                b.tensor().describe());
 }
+// The kernels of the inputs' device (the backward's gradients live where the forward ran).
+Tensor addKernel(const Tensor& a, const Tensor& b) {
+  return runsOnCuda("add", a, b) ? cuda::add(a, b) : cpu::add(a, b);
+}
+Tensor subKernel(const Tensor& a, const Tensor& b) {
+  return runsOnCuda("sub", a, b) ? cuda::sub(a, b) : cpu::sub(a, b);
+}
+Tensor mulKernel(const Tensor& a, const Tensor& b) {
+  return runsOnCuda("mul", a, b) ? cuda::mul(a, b) : cpu::mul(a, b);
+}
+Tensor scaleKernel(const Tensor& a, float factor) {
+  return runsOnCuda("scale", a) ? cuda::scale(a, factor) : cpu::scale(a, factor);
+}
+Tensor reluForwardKernel(const Tensor& input) {
+  return runsOnCuda("relu", input) ? cuda::reluForward(input) : cpu::reluForward(input);
+}
+Tensor reluBackwardKernel(const Tensor& gradOutput, const Tensor& output) {
+  return runsOnCuda("relu backward", gradOutput, output) ? cuda::reluBackward(gradOutput, output)
+                                                         : cpu::reluBackward(gradOutput, output);
+}
+float sumAllKernel(const char* op, const Tensor& input) {
+  return runsOnCuda(op, input) ? cuda::sumAll(input) : cpu::sumAll(input);
+}
 }  // namespace
 
 Variable add(const Variable& a, const Variable& b) {
   checkBinary("add", a, b);
+  Tensor output = addKernel(a.tensor(), b.tensor());
   // The same gradient goes to both inputs; addGrad copies before it accumulates in place, so
   // sharing the tensor is safe.
-  return Variable(cpu::add(a.tensor(), b.tensor()), {a, b},
-                  [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
-                    if (inputs[1].requiresGrad()) inputs[1].addGrad(gradOutput);
-                  });
+  return Variable(output, {a, b}, [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
+    if (inputs[1].requiresGrad()) inputs[1].addGrad(gradOutput);
+  });
 }
 
 Variable sub(const Variable& a, const Variable& b) {
   checkBinary("sub", a, b);
-  return Variable(cpu::sub(a.tensor(), b.tensor()), {a, b},
+  return Variable(subKernel(a.tensor(), b.tensor()), {a, b},
                   [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
                     if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
-                    if (inputs[1].requiresGrad()) inputs[1].addGrad(cpu::scale(gradOutput, -1.0f));
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(scaleKernel(gradOutput, -1.0f));
                   });
 }
 
@@ -49,39 +75,41 @@ Variable mul(const Variable& a, const Variable& b) {
   checkBinary("mul", a, b);
   // The values are saved as they were at forward time (tensors share storage, so an in-place
   // update of a parameter before backward would change them, as in PyTorch without its check).
-  return Variable(cpu::mul(a.tensor(), b.tensor()), {a, b},
+  return Variable(mulKernel(a.tensor(), b.tensor()), {a, b},
                   [left = a.tensor(), right = b.tensor()](std::vector<Variable>& inputs,
                                                           const Tensor& gradOutput) {
-                    if (inputs[0].requiresGrad()) inputs[0].addGrad(cpu::mul(gradOutput, right));
-                    if (inputs[1].requiresGrad()) inputs[1].addGrad(cpu::mul(gradOutput, left));
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(mulKernel(gradOutput, right));
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(mulKernel(gradOutput, left));
                   });
 }
 
 Variable scale(const Variable& a, float factor) {
   checkFloat32("scale", a);
-  return Variable(cpu::scale(a.tensor(), factor), {a},
+  return Variable(scaleKernel(a.tensor(), factor), {a},
                   [factor](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    inputs[0].addGrad(cpu::scale(gradOutput, factor));
+                    inputs[0].addGrad(scaleKernel(gradOutput, factor));
                   });
 }
 
 Variable relu(const Variable& input) {
   checkFloat32("relu", input);
-  Tensor output = cpu::reluForward(input.tensor());
+  Tensor output = reluForwardKernel(input.tensor());
   // The output, not the input, decides which gradients pass: it is needed anyway by the next
   // layer, so saving it costs no extra memory.
   return Variable(output, {input},
                   [output](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    inputs[0].addGrad(cpu::reluBackward(gradOutput, output));
+                    inputs[0].addGrad(reluBackwardKernel(gradOutput, output));
                   });
 }
 
 Variable sum(const Variable& input) {
   checkFloat32("sum", input);
-  return Variable(Tensor::full({1}, cpu::sumAll(input.tensor())), {input},
-                  [shape = input.shape()](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    inputs[0].addGrad(Tensor::full(shape, gradOutput.item()));
-                  });
+  Device& device = input.tensor().device();
+  return Variable(
+      Tensor::full({1}, sumAllKernel("sum", input.tensor()), device), {input},
+      [shape = input.shape(), &device](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+        inputs[0].addGrad(Tensor::full(shape, gradOutput.item(), device));
+      });
 }
 
 Variable mean(const Variable& input) {
@@ -89,11 +117,12 @@ Variable mean(const Variable& input) {
   IMERGE_CHECK(input.numel() > 0, "mean: input ", input.tensor().describe(),
                " has no elements; its mean is undefined");
   const float count = static_cast<float>(input.numel());
-  return Variable(
-      Tensor::full({1}, cpu::sumAll(input.tensor()) / count), {input},
-      [shape = input.shape(), count](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-        inputs[0].addGrad(Tensor::full(shape, gradOutput.item() / count));
-      });
+  Device& device = input.tensor().device();
+  return Variable(Tensor::full({1}, sumAllKernel("mean", input.tensor()) / count, device), {input},
+                  [shape = input.shape(), count, &device](std::vector<Variable>& inputs,
+                                                          const Tensor& gradOutput) {
+                    inputs[0].addGrad(Tensor::full(shape, gradOutput.item() / count, device));
+                  });
 }
 
 Variable reshape(const Variable& input, const Shape& shape) {
@@ -120,6 +149,15 @@ Variable dropout(const Variable& input, float p, bool training, Generator& gener
   IMERGE_CHECK(p >= 0.0f && p <= 1.0f, "dropout: probability p = ", p, " is outside [0, 1]");
   // The identity adds no node, so evaluation and p = 0 cost nothing and draw no random numbers.
   if (!training || p == 0.0f) return input;
+  if (runsOnCuda("dropout", input.tensor())) {
+    // The mask is drawn on the host from the same generator and copied over, so a seed gives
+    // the same mask on both devices (a device-side generator is left for later).
+    Tensor mask = cpu::dropoutMask(input.shape(), p, generator).to(input.tensor().device());
+    return Variable(cuda::mul(input.tensor(), mask), {input},
+                    [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                      inputs[0].addGrad(cuda::mul(gradOutput, mask));
+                    });
+  }
   Tensor mask = cpu::dropoutMask(input.shape(), p, generator);
   return Variable(cpu::dropoutApply(input.tensor(), mask), {input},
                   [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {

@@ -1,9 +1,13 @@
-// matmul and linear: each forward beside its backward, every product through cpu::gemm.
+// matmul and linear: each forward beside its backward, every product through cpu::gemm on
+// the CPU or cuda::gemm (cuBLAS) on a GPU, picked by the operands' device.
 #include "autograd/ops/linear.h"
 
 #include <algorithm>
 
 #include "core/cpu/gemm.h"
+#include "core/cuda/elementwise.h"
+#include "core/cuda/gemm.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -29,6 +33,24 @@ Tensor sumRows(const Tensor& gradOutput) {
   }
   return sums;
 }
+
+Tensor gemmKernel(const char* op, const Tensor& a, const Tensor& b, Transpose transposeA,
+                  Transpose transposeB) {
+  return runsOnCuda(op, a, b) ? cuda::gemm(a, b, transposeA, transposeB)
+                              : cpu::gemm(a, b, transposeA, transposeB);
+}
+
+Tensor sumRowsKernel(const Tensor& gradOutput) {
+  return runsOnCuda("linear bias gradient", gradOutput) ? cuda::sumRows(gradOutput)
+                                                        : sumRows(gradOutput);
+}
+
+// out [N, out] = x [N, in] x w^T [in, out] (+ bias [out] on every row), on the GPU.
+Tensor linearForwardCuda(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  Tensor out = cuda::gemm(x, w, Transpose::No, Transpose::Yes);
+  if (bias.defined()) cuda::addRowInPlace(out, bias);
+  return out;
+}
 }  // namespace
 
 Variable matmul(const Variable& a, const Variable& b) {
@@ -36,17 +58,20 @@ Variable matmul(const Variable& a, const Variable& b) {
   checkFloatMatrix("matmul", "b", b.tensor(), "[K, N]");
   IMERGE_CHECK(a.dim(1) == b.dim(0), "matmul: inner sizes differ: a ", a.tensor().describe(),
                " x b ", b.tensor().describe());
-  Tensor out = cpu::gemm(a.tensor(), b.tensor());  // [M, N]
+  Tensor out =
+      gemmKernel("matmul", a.tensor(), b.tensor(), Transpose::No, Transpose::No);  // [M, N]
   return Variable(out, {a, b}, [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
     Variable& left = inputs[0];
     Variable& right = inputs[1];
     // d a [M, K] = gradOutput [M, N] x b^T [N, K]
     if (left.requiresGrad()) {
-      left.addGrad(cpu::gemm(gradOutput, right.tensor(), Transpose::No, Transpose::Yes));
+      left.addGrad(
+          gemmKernel("matmul backward", gradOutput, right.tensor(), Transpose::No, Transpose::Yes));
     }
     // d b [K, N] = a^T [K, M] x gradOutput [M, N]
     if (right.requiresGrad()) {
-      right.addGrad(cpu::gemm(left.tensor(), gradOutput, Transpose::Yes, Transpose::No));
+      right.addGrad(
+          gemmKernel("matmul backward", left.tensor(), gradOutput, Transpose::Yes, Transpose::No));
     }
   });
 }
@@ -66,6 +91,32 @@ Variable linear(const Variable& input, const Variable& weight, const Variable& b
                  w.dim(0), "] to match weight ", w.describe());
   }
 
+  std::vector<Variable> inputs{input, weight};
+  if (hasBias) inputs.push_back(bias);
+  auto backward = [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+    Variable& in = inputs[0];
+    Variable& wt = inputs[1];
+    // d input [N, in] = gradOutput [N, out] x w [out, in]
+    if (in.requiresGrad()) {
+      in.addGrad(
+          gemmKernel("linear backward", gradOutput, wt.tensor(), Transpose::No, Transpose::No));
+    }
+    // d weight [out, in] = gradOutput^T [out, N] x input [N, in]
+    if (wt.requiresGrad()) {
+      wt.addGrad(
+          gemmKernel("linear backward", gradOutput, in.tensor(), Transpose::Yes, Transpose::No));
+    }
+    // d bias [out] = gradOutput summed over the batch
+    if (inputs.size() > 2 && inputs[2].requiresGrad()) {
+      inputs[2].addGrad(sumRowsKernel(gradOutput));
+    }
+  };
+  const Tensor noBias;
+  if (runsOnCuda("linear", x, w, hasBias ? bias.tensor() : noBias)) {
+    return Variable(linearForwardCuda(x, w, hasBias ? bias.tensor() : noBias), std::move(inputs),
+                    backward);
+  }
+
   const int64_t batch = x.dim(0);
   const int64_t outFeatures = w.dim(0);
   Tensor out = Tensor::empty({batch, outFeatures});  // [N, out]
@@ -83,25 +134,7 @@ Variable linear(const Variable& input, const Variable& weight, const Variable& b
   // out [N, out] = x [N, in] x w^T [in, out] (+ bias)
   cpu::gemmInto(out, x, w, Transpose::No, Transpose::Yes, 1.0f, beta);
 
-  std::vector<Variable> inputs{input, weight};
-  if (hasBias) inputs.push_back(bias);
-  return Variable(out, std::move(inputs),
-                  [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    Variable& in = inputs[0];
-                    Variable& wt = inputs[1];
-                    // d input [N, in] = gradOutput [N, out] x w [out, in]
-                    if (in.requiresGrad()) {
-                      in.addGrad(cpu::gemm(gradOutput, wt.tensor(), Transpose::No, Transpose::No));
-                    }
-                    // d weight [out, in] = gradOutput^T [out, N] x input [N, in]
-                    if (wt.requiresGrad()) {
-                      wt.addGrad(cpu::gemm(gradOutput, in.tensor(), Transpose::Yes, Transpose::No));
-                    }
-                    // d bias [out] = gradOutput summed over the batch
-                    if (inputs.size() > 2 && inputs[2].requiresGrad()) {
-                      inputs[2].addGrad(sumRows(gradOutput));
-                    }
-                  });
+  return Variable(out, std::move(inputs), backward);
 }
 
 }  // namespace imerge::autograd

@@ -3,6 +3,8 @@
 #include "autograd/grad_mode.h"
 #include "core/cpu/batch_norm.h"
 #include "core/cpu/lrn.h"
+#include "core/cuda/not_implemented.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -36,6 +38,9 @@ Variable batchNorm2d(const Variable& input, const Variable& weight, const Variab
   const Tensor gamma = tensorOrUndefined(weight);
   const Tensor beta = tensorOrUndefined(bias);
   const float eps = options.eps;
+  if (runsOnCuda("batchNorm2d", x, gamma, beta, runningMean, runningVar)) {
+    cuda::notImplemented("batchNorm2d (cuDNN batch normalisation)");
+  }
 
   if (options.training) {
     // Without running statistics (PyTorch's track_running_stats=False) training still works.
@@ -84,6 +89,9 @@ Variable batchNorm2d(const Variable& input, const Variable& weight, const Variab
 
 Variable localResponseNorm(const Variable& input, int64_t size, float alpha, float beta, float k) {
   IMERGE_CHECK(input.defined(), "localResponseNorm: input is undefined");
+  if (runsOnCuda("localResponseNorm", input.tensor())) {
+    cuda::notImplemented("localResponseNorm (cuDNN LRN)");
+  }
   const cpu::LrnParams params{size, alpha, beta, k};
   const bool recordsGraph = GradMode::enabled() && input.requiresGrad();
   cpu::LrnResult result = cpu::lrnForward(input.tensor(), params, recordsGraph);

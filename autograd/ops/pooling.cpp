@@ -2,6 +2,8 @@
 
 #include "autograd/grad_mode.h"
 #include "core/cpu/pooling.h"
+#include "core/cuda/not_implemented.h"
+#include "core/device_dispatch.h"
 
 namespace imerge::autograd {
 
@@ -18,6 +20,7 @@ bool recordsGraph(const Variable& input) {
 
 void checkDefined(const char* op, const Variable& input) {
   IMERGE_CHECK(input.defined(), op, ": input is undefined");
+  if (runsOnCuda(op, input.tensor())) cuda::notImplemented(op);
 }
 
 }  // namespace

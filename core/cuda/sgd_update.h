@@ -1,0 +1,27 @@
+// The SGD update of layers/sgd.h on a CUDA device: one kernel per parameter, the same
+// arithmetic as the CPU loop (PyTorch's torch.optim.SGD):
+//   d = grad + weightDecay * p
+//   buf = firstStep ? d : momentum * buf + keep * d          (keep = 1 - dampening)
+//   p -= lr * (nesterov ? d + momentum * buf : buf)           (momentum > 0)
+//   p -= lr * d                                               (momentum == 0; buf unused)
+#pragma once
+
+#include "core/tensor.h"
+
+namespace imerge::cuda {
+
+struct SgdStep {
+  float learningRate = 0;
+  float momentum = 0;
+  float keep = 1;  // 1 - dampening
+  float weightDecay = 0;
+  bool nesterov = false;
+  bool firstStep = false;
+};
+
+// parameter, gradient, momentumBuffer: same shape, float32, one CUDA device; momentumBuffer is
+// ignored (and may be undefined) when momentum == 0.
+void sgdUpdate(Tensor& parameter, const Tensor& gradient, Tensor& momentumBuffer,
+               const SgdStep& step);
+
+}  // namespace imerge::cuda

@@ -1,0 +1,118 @@
+// Ops pick their kernels by their inputs' device. What can be seen without a GPU: inputs on two
+// devices are refused with an error naming the op and both devices, and an op that has no
+// CUDA kernel yet says so instead of running the CPU kernel on device memory. A host-backed
+// device that reports DeviceType::CUDA stands in for the GPU; no kernel ever runs on it.
+#include <gtest/gtest.h>
+
+#include "autograd/autograd.h"
+#include "layers/sgd.h"
+#include "support/error_text.h"
+#include "support/fake_device.h"
+
+namespace imerge::autograd {
+namespace {
+
+using imerge::testing::errorMessage;
+using imerge::testing::expectContains;
+
+imerge::testing::HostBackedDevice& fakeGpu() {
+  static auto* device = new imerge::testing::HostBackedDevice(DeviceType::CUDA, "fake-cuda:0");
+  return *device;
+}
+
+// A tensor of `shape` with ones in it on the fake GPU (copied from the host: filling on a CUDA
+// device would launch a kernel).
+Tensor onFakeGpu(const Shape& shape, DType dtype = DType::Float32) {
+  Tensor host = Tensor::zeros(shape, dtype);
+  if (dtype == DType::Float32) host.fill(1.0f);
+  Tensor moved = host.to(fakeGpu());
+  EXPECT_EQ(&moved.device(), &fakeGpu());
+  return moved;
+}
+
+void expectMixedDeviceError(const std::string& message, const std::string& op) {
+  expectContains(message, op + ": inputs are on different devices");
+  expectContains(message, "cpu");
+  expectContains(message, "fake-cuda:0");
+}
+
+TEST(DeviceDispatch, BinaryOpsRefuseInputsOnTwoDevices) {
+  Variable onCpu(Tensor::full({2, 3}, 1.0f));
+  Variable onGpu(onFakeGpu({2, 3}));
+  expectMixedDeviceError(errorMessage([&] { add(onCpu, onGpu); }), "add");
+  expectMixedDeviceError(errorMessage([&] { sub(onGpu, onCpu); }), "sub");
+  expectMixedDeviceError(errorMessage([&] { mul(onCpu, onGpu); }), "mul");
+}
+
+TEST(DeviceDispatch, MatrixOpsRefuseInputsOnTwoDevices) {
+  Variable x(Tensor::full({4, 3}, 1.0f));
+  Variable w(onFakeGpu({5, 3}));
+  Variable b(Tensor::zeros({5}));
+  expectMixedDeviceError(errorMessage([&] { linear(x, w, b); }), "linear");
+  Variable wOnCpu(Tensor::full({5, 3}, 1.0f));
+  Variable bOnGpu(onFakeGpu({5}));
+  expectMixedDeviceError(errorMessage([&] { linear(x, wOnCpu, bOnGpu); }), "linear");
+  Variable m(onFakeGpu({3, 2}));
+  expectMixedDeviceError(errorMessage([&] { matmul(x, m); }), "matmul");
+}
+
+TEST(DeviceDispatch, LossRefusesLabelsOnAnotherDevice) {
+  Variable logits(onFakeGpu({2, 4}));
+  const Tensor labels = Tensor::fromVector(std::vector<int64_t>{1, 3}, {2});
+  expectMixedDeviceError(errorMessage([&] { softmaxCrossEntropy(logits, labels); }),
+                         "softmaxCrossEntropy");
+}
+
+TEST(DeviceDispatch, SgdRefusesAGradientOnAnotherDevice) {
+  Variable weight(onFakeGpu({3}), true);
+  layers::Sgd sgd({weight}, layers::SgdOptions{});
+  expectMixedDeviceError(errorMessage([&] { sgd.stepParameter(0, Tensor::zeros({3}), 0.1f); }),
+                         "SGD");
+}
+
+TEST(DeviceDispatch, OpsWithoutCudaKernelsSaySo) {
+  Variable images(onFakeGpu({1, 2, 4, 4}));
+  const std::string pool = errorMessage([&] { maxPool2d(images, Pool2dOptions{}); });
+  expectContains(pool, "not implemented on CUDA yet: maxPool2d");
+  expectContains(errorMessage([&] { avgPool2d(images, Pool2dOptions{}); }),
+                 "not implemented on CUDA yet: avgPool2d");
+  Variable filters(onFakeGpu({3, 2, 3, 3}));
+  expectContains(errorMessage([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }),
+                 "not implemented on CUDA yet: conv2d");
+  Tensor mean = onFakeGpu({2}), variance = onFakeGpu({2});
+  expectContains(errorMessage([&] {
+                   batchNorm2d(images, Variable(), Variable(), mean, variance, BatchNormOptions{});
+                 }),
+                 "not implemented on CUDA yet: batchNorm2d");
+  expectContains(errorMessage([&] { localResponseNorm(images, 3, 1e-4f, 0.75f, 1.0f); }),
+                 "not implemented on CUDA yet: localResponseNorm");
+}
+
+TEST(DeviceDispatch, ConvolutionRefusesWeightsOnAnotherDevice) {
+  Variable images(Tensor::full({1, 2, 4, 4}, 1.0f));
+  Variable filters(onFakeGpu({3, 2, 3, 3}));
+  expectMixedDeviceError(
+      errorMessage([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }), "conv2d");
+}
+
+TEST(DeviceDispatch, CpuTensorsStillRunTheCpuKernels) {
+  Variable a(Tensor::fromVector(std::vector<float>{1, -2, 3}, {3}), true);
+  Variable b(Tensor::fromVector(std::vector<float>{4, 5, -6}, {3}));
+  Variable loss = sum(relu(add(a, b)));
+  EXPECT_FLOAT_EQ(loss.tensor().item(), 5 + 3);
+  loss.backward();
+  EXPECT_EQ(a.grad().toVector(), (std::vector<float>{1, 1, 0}));
+  EXPECT_EQ(&a.grad().device(), &cpuDevice());
+}
+
+TEST(DeviceDispatch, TensorToTheSameDeviceIsNoCopy) {
+  Tensor t = Tensor::full({4}, 2.0f);
+  EXPECT_TRUE(t.to(cpuDevice()).sharesStorageWith(t));
+  Tensor there = t.to(fakeGpu());
+  EXPECT_FALSE(there.sharesStorageWith(t));
+  EXPECT_EQ(there.toVector(), t.toVector());
+  EXPECT_EQ(there.to(cpuDevice()).toVector(), (std::vector<float>{2, 2, 2, 2}));
+}
+
+}  // namespace
+}  // namespace imerge::autograd
