@@ -22,7 +22,7 @@ inline void checkSameDevice(const char* op, const Device& first, const Tensor& o
 }  // namespace detail
 
 template <typename... Others>
-bool runsOnCuda(const char* op, const Tensor& first, const Others&... others) {
+bool runsOnCuda([[maybe_unused]] const char* op, const Tensor& first, const Others&... others) {
   const Device& device = first.device();
   (detail::checkSameDevice(op, device, others), ...);
   return device.type() == DeviceType::CUDA;
