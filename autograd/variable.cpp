@@ -123,6 +123,9 @@ void Variable::setGradBuffer(Tensor buffer) {
   IMERGE_CHECK(buffer.shape() == self.value.shape() && buffer.dtype() == self.value.dtype(),
                "Variable::setGradBuffer: buffer ", buffer.describe(), " does not match '",
                self.name, "' ", self.value.describe());
+  IMERGE_CHECK(&buffer.device() == &self.value.device(), "Variable::setGradBuffer: buffer of '",
+               self.name, "' is on ", buffer.device().name(), ", the variable on ",
+               self.value.device().name());
   if (self.grad.defined()) buffer.copyFrom(self.grad);
   self.gradBuffer = std::move(buffer);
   if (self.grad.defined()) self.grad = self.gradBuffer;

@@ -72,6 +72,22 @@ void Module::zeroGrad() {
   for (auto& [name, child] : children_) child->zeroGrad();
 }
 
+void Module::to(Device& device) {
+  for (auto& [name, variable] : parameters_) {
+    variable.zeroGrad();
+    variable.tensor() = variable.tensor().to(device);
+  }
+  for (auto& [name, tensor] : buffers_) {
+    if (tensor->dtype() == DType::Float32) *tensor = tensor->to(device);
+  }
+  for (auto& [name, child] : children_) child->to(device);
+}
+
+Device& Module::device() const {
+  const std::vector<Variable> all = parameters();
+  return all.empty() ? cpuDevice() : all.front().tensor().device();
+}
+
 int64_t Module::parameterCount() const {
   int64_t total = 0;
   for (auto& [name, variable] : namedParameters()) total += variable.numel();

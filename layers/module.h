@@ -42,13 +42,21 @@ class Module {
   void zeroGrad();
   int64_t parameterCount() const;  // total elements over all parameters
 
+  // Moves every parameter and floating-point buffer of this module and its children to
+  // `device` (PyTorch's module.to(device)), in place: Variables held elsewhere (an optimizer's,
+  // a Reducer's) see the moved tensors, since they share the parameter. Gradients are dropped.
+  // Integer buffers (batch-norm's num_batches_tracked) stay on the host, where the layers count
+  // in them. Call it before building the optimizer or DataParallel: their state (momentum,
+  // flat gradient buffers) is made on the parameters' device when they are built.
+  void to(Device& device);
+  // The device of the first parameter (the CPU for a module without parameters).
+  Device& device() const;
+
   // Short description for summaries: "Conv2d(3, 64, kernel=3, stride=1, padding=1)".
   virtual std::string describe() const = 0;
 
   // This module's own parameters, without its children's.
-  const std::vector<std::pair<std::string, Variable>>& ownParameters() const {
-    return parameters_;
-  }
+  const std::vector<std::pair<std::string, Variable>>& ownParameters() const { return parameters_; }
   // A function run at the start of forward() by every module that owns parameters (Conv2d,
   // Linear, BatchNorm2d), before it reads them. The data-parallel `priority` strategy waits
   // there for this layer's update only, so a forward pass overlaps the previous step's
