@@ -11,9 +11,11 @@ namespace imerge::apps {
 namespace {
 using Clock = std::chrono::steady_clock;
 
+// logits on any device, labels on the host.
 int64_t countCorrect(const Tensor& logits, const Tensor& labels) {
-  const int64_t rows = logits.dim(0), classes = logits.dim(1);
-  const float* values = logits.data<float>();
+  const Tensor hostLogits = logits.to(cpuDevice());
+  const int64_t rows = hostLogits.dim(0), classes = hostLogits.dim(1);
+  const float* values = hostLogits.data<float>();
   const int64_t* truth = labels.data<int64_t>();
   int64_t correct = 0;
   for (int64_t row = 0; row < rows; ++row) {
@@ -72,6 +74,7 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
                        int64_t maxSteps, const std::function<void(const StepProgress&)>& onProgress,
                        distributed::DataParallel* parallel) {
   model.train();
+  Device& device = model.device();  // batches come from the loader on the host
   loader.startEpoch(epoch);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
   if (maxSteps > 0) stepsPerEpoch = std::min(stepsPerEpoch, maxSteps);
@@ -82,16 +85,18 @@ EpochResult trainEpoch(layers::Module& model, layers::Sgd& optimizer,
   while (step < stepsPerEpoch && loader.next(batch)) {
     optimizer.setLearningRate(schedule.learningRate(epoch, step, stepsPerEpoch));
     autograd::Variable logits, loss;
+    const autograd::Variable input(batch.images.to(device));
+    const Tensor labels = batch.labels.to(device);
     if (parallel) {
       // DataParallel clears the gradients in step(), once they have been used.
-      logits = parallel->forward(autograd::Variable(batch.images));
-      loss = autograd::softmaxCrossEntropy(logits, batch.labels);
+      logits = parallel->forward(input);
+      loss = autograd::softmaxCrossEntropy(logits, labels);
       parallel->backward(loss);
       parallel->step(optimizer);
     } else {
       optimizer.zeroGrad();
-      logits = model.forward(autograd::Variable(batch.images));
-      loss = autograd::softmaxCrossEntropy(logits, batch.labels);
+      logits = model.forward(input);
+      loss = autograd::softmaxCrossEntropy(logits, labels);
       loss.backward();
       optimizer.step();
     }
@@ -124,6 +129,7 @@ EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
                      distributed::DataParallel* parallel) {
   if (parallel) parallel->synchronize();
   model.eval();
+  Device& device = model.device();
   autograd::NoGradGuard noGrad;
   const auto start = Clock::now();
   loader.startEpoch(0);
@@ -131,9 +137,10 @@ EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
   int64_t correct = 0, images = 0, steps = 0;
   data::Batch batch;
   while (loader.next(batch)) {
-    autograd::Variable logits = model.forward(autograd::Variable(batch.images));
+    autograd::Variable logits = model.forward(autograd::Variable(batch.images.to(device)));
     const int64_t count = batch.labels.numel();
-    lossSum += autograd::softmaxCrossEntropy(logits, batch.labels).tensor().item() * count;
+    lossSum +=
+        autograd::softmaxCrossEntropy(logits, batch.labels.to(device)).tensor().item() * count;
     correct += countCorrect(logits.tensor(), batch.labels);
     images += count;
     ++steps;

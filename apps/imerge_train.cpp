@@ -21,6 +21,7 @@
 #include "apps/planner_flags.h"
 #include "apps/progress_bar.h"
 #include "core/cuda/cuda_device.h"
+#include "core/cuda/cuda_settings.h"
 #include "core/device.h"
 #include "core/random.h"
 #include "distributed/comm_model.h"
@@ -49,6 +50,8 @@ struct Options {
   int workers = 2;
   uint64_t seed = 1;
   std::string device = "cpu";
+  bool deterministic = false;  // --deterministic: cuDNN algorithms that repeat bit for bit
+  bool tf32 = true;            // --no-tf32 turns TF32 convolutions off
   std::string checkpointDir;
   std::string resume;
   int64_t evalEvery = 1;
@@ -155,14 +158,17 @@ std::string stepFigures(const apps::StepProgress& p) {
   return text;
 }
 
+// The device this rank trains on: the CPU, or with --device cuda the GPU of its local rank
+// (GPU 0 without --dist), with the CUDA settings the flags ask for.
+Device& trainingDevice(const Options& options, const Job& job) {
+  if (options.device == "cpu") return cpuDevice();
+  requireCudaDevice();
+  cuda::setCudaSettings({.allowTf32 = options.tf32, .deterministic = options.deterministic});
+  return cudaDevice(job.communicator ? distributed::localRank() % cudaDeviceCount() : 0);
+}
+
 int run(const Options& options, Job& job) {
-  if (options.device == "cuda") {
-    requireCudaDevice();
-    IMERGE_FAIL(
-        "--device cuda: a GPU is present, but imerge-train does not train on it yet: "
-        "convolution, batch norm, pooling and LRN have no CUDA kernels (not implemented on CUDA "
-        "yet); use --device cpu");
-  }
+  Device& device = trainingDevice(options, job);
   // Ranks on one machine share its cores; spin-waiting OpenMP pools must not overlap.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   setNumThreads(options.threads > 0
@@ -182,8 +188,12 @@ int run(const Options& options, Job& job) {
                                    .classes = splits.train->classes(),
                                    .smallImages = splits.smallImages},
                                   defaultGenerator());
+  // Initialised on the host, whatever the device, so a seed gives the same weights everywhere.
+  model->to(device);
   std::cout << "model: " << options.model << ", " << model->parameterCount() << " parameters, "
-            << numThreads() << " threads\n";
+            << (device.type() == DeviceType::CPU ? std::to_string(numThreads()) + " threads"
+                                                 : "on " + device.name())
+            << "\n";
 
   layers::Sgd optimizer(model->parameters(), {.learningRate = options.learningRate,
                                               .momentum = options.momentum,
@@ -258,6 +268,7 @@ int run(const Options& options, Job& job) {
                         {"weight_decay", options.weightDecay},
                         {"lr_schedule", options.lrSchedule},
                         {"threads", numThreads()},
+                        {"device", device.name()},
                         {"seed", options.seed},
                         {"dist", options.dist.empty() ? "none" : options.dist},
                         {"workers", job.worldSize}});
@@ -392,9 +403,14 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--seed", options.seed, "random seed")->capture_default_str();
-  app.add_option("--device", options.device, "cpu or cuda")
+  app.add_option("--device", options.device, "cpu or cuda (one GPU per local rank under mpirun)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  app.add_flag("--deterministic", options.deterministic,
+               "CUDA: only cuDNN algorithms that give bit-identical results run to run (CPU "
+               "training repeats bit for bit at a given thread count already)");
+  app.add_flag("!--no-tf32", options.tf32,
+               "CUDA: full float32 convolutions instead of TF32 (PyTorch's default is TF32)");
   app.add_option("--checkpoint-dir", options.checkpointDir,
                  "write <dir>/last.ckpt after every epoch");
   app.add_option("--resume", options.resume, "continue from this checkpoint")

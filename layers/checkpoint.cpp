@@ -64,13 +64,6 @@ uint32_t crc32Update(uint32_t crc, const uint8_t* data, size_t size) {
   return static_cast<uint32_t>(value);
 }
 
-const uint8_t* hostBytes(const Tensor& tensor, const std::string& name) {
-  // Device tensors would need a device-to-host copy the Device interface does not offer yet.
-  IMERGE_CHECK(tensor.device().type() == DeviceType::CPU, "checkpoint: tensor ", name, " lives on ",
-               tensor.device().name(), "; checkpoints read and write CPU tensors only");
-  return static_cast<const uint8_t*>(tensor.rawData());
-}
-
 // ---- writing ------------------------------------------------------------------------------
 
 // Buffered writes to a file descriptor, keeping the CRC-32 and length of everything written.
@@ -107,7 +100,9 @@ class PayloadWriter {
     scalar<uint32_t>(static_cast<uint32_t>(value.ndim()));
     for (int64_t size : value.shape()) scalar<int64_t>(size);
     scalar<uint64_t>(value.bytes());
-    bytes(hostBytes(value, name), value.bytes());
+    // Device tensors go through a host copy; the file is the same whichever device saved it.
+    const Tensor host = value.to(cpuDevice());
+    bytes(host.rawData(), host.bytes());
   }
 
   void flush() {
@@ -454,8 +449,15 @@ void compareTensors(const char* kind, const std::vector<StoredTensor>& stored,
   }
 }
 
+// Into a tensor on any device: a device tensor receives a host copy of the stored bytes.
 void copyInto(Tensor& target, const StoredTensor& stored, const std::vector<uint8_t>& file) {
-  std::memcpy(target.rawData(), file.data() + stored.offset, stored.bytes);
+  if (target.device().type() == DeviceType::CPU) {
+    std::memcpy(target.rawData(), file.data() + stored.offset, stored.bytes);
+    return;
+  }
+  Tensor staging = Tensor::empty(target.shape(), target.dtype());
+  std::memcpy(staging.rawData(), file.data() + stored.offset, stored.bytes);
+  target.copyFrom(staging);
 }
 
 std::string formatFloat(float value) {
@@ -471,8 +473,6 @@ void saveCheckpoint(const std::string& path, const Module& model, Sgd* optimizer
   const auto parameters = model.namedParameters();
   const auto buffers = model.namedBuffers();
   // Everything that can be refused is refused before a file exists.
-  for (const auto& [name, parameter] : parameters) hostBytes(parameter.tensor(), name);
-  for (const auto& [name, buffer] : buffers) hostBytes(buffer, name);
   if (optimizer != nullptr) checkOptimizerMatchesModel(parameters, *optimizer);
 
   TemporaryFile temporary(path + ".tmp-" + std::to_string(::getpid()));
@@ -552,8 +552,6 @@ TrainingState loadCheckpoint(const std::string& path, const std::string& modelNa
     parameters.emplace_back(name, parameter.tensor());
   }
   auto buffers = model.namedBuffers();
-  for (auto& [name, tensor] : parameters) hostBytes(tensor, name);
-  for (auto& [name, tensor] : buffers) hostBytes(tensor, name);
 
   std::vector<std::string> mismatches;
   compareTensors("parameter", checkpoint.parameters, parameters, mismatches);
@@ -626,8 +624,10 @@ TrainingState loadCheckpoint(const std::string& path, const std::string& modelNa
     auto& momentum = optimizer->momentumBuffers();
     for (Tensor& buffer : momentum) buffer = Tensor();
     for (const StoredTensor& saved : checkpoint.momentumBuffers) {
-      Tensor& buffer = momentum[parameterIndex.at(saved.name)];
-      buffer = Tensor::empty(saved.shape, saved.dtype);
+      const size_t index = parameterIndex.at(saved.name);
+      Tensor& buffer = momentum[index];
+      // Where the parameter lives, as the optimizer would have made it.
+      buffer = Tensor::empty(saved.shape, saved.dtype, parameters[index].second.device());
       copyInto(buffer, saved, checkpoint.file);
     }
   }

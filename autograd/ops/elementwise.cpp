@@ -6,6 +6,7 @@
 
 #include "core/cpu/dropout.h"
 #include "core/cpu/elementwise.h"
+#include "core/cuda/dropout.h"
 #include "core/cuda/elementwise.h"
 #include "core/device_dispatch.h"
 
@@ -150,9 +151,8 @@ Variable dropout(const Variable& input, float p, bool training, Generator& gener
   // The identity adds no node, so evaluation and p = 0 cost nothing and draw no random numbers.
   if (!training || p == 0.0f) return input;
   if (runsOnCuda("dropout", input.tensor())) {
-    // The mask is drawn on the host from the same generator and copied over, so a seed gives
-    // the same mask on both devices (a device-side generator is left for later).
-    Tensor mask = cpu::dropoutMask(input.shape(), p, generator).to(input.tensor().device());
+    // Drawn on the device from one seed taken from `generator` (core/cuda/dropout.h).
+    Tensor mask = cuda::dropoutMask(input.shape(), p, generator, input.tensor().device());
     return Variable(cuda::mul(input.tensor(), mask), {input},
                     [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {
                       inputs[0].addGrad(cuda::mul(gradOutput, mask));

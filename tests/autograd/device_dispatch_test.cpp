@@ -1,8 +1,10 @@
 // Ops pick their kernels by their inputs' device. What can be seen without a GPU: inputs on two
-// devices are refused with an error naming the op and both devices, and an op that has no
-// CUDA kernel yet says so instead of running the CPU kernel on device memory. A host-backed
-// device that reports DeviceType::CUDA stands in for the GPU; no kernel ever runs on it.
+// devices are refused with an error naming the op and both devices, and every op sends CUDA
+// tensors to its CUDA kernel, never to the CPU kernel. A host-backed device that reports
+// DeviceType::CUDA stands in for the GPU; no kernel ever runs on it.
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "autograd/autograd.h"
 #include "layers/sgd.h"
@@ -70,22 +72,29 @@ TEST(DeviceDispatch, SgdRefusesAGradientOnAnotherDevice) {
                          "SGD");
 }
 
-TEST(DeviceDispatch, OpsWithoutCudaKernelsSaySo) {
-  Variable images(onFakeGpu({1, 2, 4, 4}));
-  const std::string pool = errorMessage([&] { maxPool2d(images, Pool2dOptions{}); });
-  expectContains(pool, "not implemented on CUDA yet: maxPool2d");
-  expectContains(errorMessage([&] { avgPool2d(images, Pool2dOptions{}); }),
-                 "not implemented on CUDA yet: avgPool2d");
+// The fake GPU's memory is host memory, so a CPU kernel would run on it and succeed: an error
+// from the CUDA side (the tensor's device is no CudaDevice, or the build has no CUDA) shows
+// that each op took its CUDA path.
+void expectCudaPath(const std::function<void()>& op, const std::string& name) {
+  const std::string message = errorMessage(op);
+  const bool reachedCuda = message.find("which is not a CudaDevice") != std::string::npos ||
+                           message.find("has no CUDA support") != std::string::npos;
+  EXPECT_TRUE(reachedCuda) << name << " did not take its CUDA path: " << message;
+}
+
+TEST(DeviceDispatch, EveryLayerOpTakesItsCudaPathForCudaTensors) {
+  Variable images(onFakeGpu({2, 2, 4, 4}));
+  expectCudaPath([&] { maxPool2d(images, Pool2dOptions{}); }, "maxPool2d");
+  expectCudaPath([&] { avgPool2d(images, Pool2dOptions{}); }, "avgPool2d");
+  expectCudaPath([&] { adaptiveAvgPool2d(images, {1, 1}); }, "adaptiveAvgPool2d");
   Variable filters(onFakeGpu({3, 2, 3, 3}));
-  expectContains(errorMessage([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }),
-                 "not implemented on CUDA yet: conv2d");
+  expectCudaPath([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }, "conv2d");
   Tensor mean = onFakeGpu({2}), variance = onFakeGpu({2});
-  expectContains(errorMessage([&] {
-                   batchNorm2d(images, Variable(), Variable(), mean, variance, BatchNormOptions{});
-                 }),
-                 "not implemented on CUDA yet: batchNorm2d");
-  expectContains(errorMessage([&] { localResponseNorm(images, 3, 1e-4f, 0.75f, 1.0f); }),
-                 "not implemented on CUDA yet: localResponseNorm");
+  expectCudaPath(
+      [&] { batchNorm2d(images, Variable(), Variable(), mean, variance, BatchNormOptions{}); },
+      "batchNorm2d");
+  expectCudaPath([&] { localResponseNorm(images, 3, 1e-4f, 0.75f, 1.0f); }, "localResponseNorm");
+  expectCudaPath([&] { dropout(images, 0.5f, /*training=*/true); }, "dropout");
 }
 
 TEST(DeviceDispatch, ConvolutionRefusesWeightsOnAnotherDevice) {

@@ -13,6 +13,7 @@
 
 #include "layers/layers.h"
 #include "support/error_text.h"
+#include "support/fake_device.h"
 
 namespace imerge::layers {
 namespace {
@@ -240,6 +241,41 @@ TEST_F(Checkpoint, LoadsWithoutAnOptimizerAndSavesWithoutOne) {
     loadCheckpoint(path().string(), kModelName, *evaluation.model, evaluation.optimizer.get());
   });
   expectContains(message, "the checkpoint holds no optimizer state");
+}
+
+// A model on a device (host memory behind DeviceType::CUDA, so no GPU is needed) loads a
+// checkpoint written on the CPU into its device tensors, keeps its momentum on that device, and
+// saves the same bytes back.
+TEST_F(Checkpoint, DeviceTensorsLoadAndSaveThroughTheHost) {
+  static auto* device = new imerge::testing::HostBackedDevice(DeviceType::CUDA, "fake-cuda:0");
+  TrainingRun saved;
+  saveAfterTwoSteps(saved);
+
+  TrainingRun onDevice({.initSeed = 5});
+  onDevice.model->to(*device);
+  onDevice.optimizer = std::make_unique<Sgd>(onDevice.model->parameters(), RunConfig{}.sgd);
+  loadCheckpoint(path().string(), kModelName, *onDevice.model, onDevice.optimizer.get());
+
+  const auto expected = saved.model->namedParameters();
+  const auto actual = onDevice.model->namedParameters();
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_EQ(&actual[i].second.tensor().device(), device) << actual[i].first;
+    EXPECT_EQ(actual[i].second.tensor().toVector(), expected[i].second.tensor().toVector())
+        << actual[i].first;
+    const Tensor& momentum = onDevice.optimizer->momentumBuffers()[i];
+    ASSERT_TRUE(momentum.defined()) << actual[i].first;
+    EXPECT_EQ(&momentum.device(), device) << actual[i].first;
+    EXPECT_EQ(momentum.toVector(), saved.optimizer->momentumBuffers()[i].toVector())
+        << actual[i].first;
+  }
+  for (auto& [name, buffer] : onDevice.model->namedBuffers()) {
+    if (buffer.dtype() == DType::Float32) {
+      EXPECT_EQ(&buffer.device(), device) << name;
+    }
+  }
+
+  saveCheckpoint(path("again.bin"), *onDevice.model, onDevice.optimizer.get(), saved.state());
+  EXPECT_TRUE(readFile(path("again.bin")) == readFile(path())) << "the device's save differs";
 }
 
 TEST_F(Checkpoint, RefusesACheckpointOfAnotherModelName) {

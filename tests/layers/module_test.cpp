@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "layers/layers.h"
 #include "support/error_text.h"
+#include "support/fake_device.h"
 
 namespace imerge::layers {
 namespace {
@@ -50,6 +52,48 @@ TEST(Module, ForwardAndBackwardReachEveryParameter) {
   for (auto& [name, parameter] : net->namedParameters()) EXPECT_TRUE(parameter.hasGrad()) << name;
   net->zeroGrad();
   for (auto& [name, parameter] : net->namedParameters()) EXPECT_FALSE(parameter.hasGrad()) << name;
+}
+
+// Host memory behind a device of type CUDA: Module::to only copies, so its moves can be seen
+// without a GPU.
+imerge::testing::HostBackedDevice& fakeGpu() {
+  static auto* device = new imerge::testing::HostBackedDevice(DeviceType::CUDA, "fake-cuda:0");
+  return *device;
+}
+
+TEST(Module, ToMovesParametersAndFloatBuffersInPlace) {
+  auto net = smallNet();
+  std::map<std::string, std::vector<float>> before;
+  for (auto& [name, parameter] : net->namedParameters()) {
+    before[name] = parameter.tensor().toVector();
+  }
+  const std::vector<Variable> held = net->parameters();  // as an optimizer holds them
+  autograd::Variable loss =
+      autograd::sum(net->forward(autograd::Variable(Tensor::full({2, 1, 8, 8}, 0.5f))));
+  loss.backward();
+  EXPECT_EQ(&net->device(), &cpuDevice());
+
+  net->to(fakeGpu());
+  EXPECT_EQ(&net->device(), &fakeGpu());
+  const auto parameters = net->namedParameters();
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const auto& [name, parameter] = parameters[i];
+    EXPECT_EQ(&parameter.tensor().device(), &fakeGpu()) << name;
+    EXPECT_EQ(parameter.tensor().toVector(), before[name]) << name;
+    EXPECT_FALSE(parameter.hasGrad()) << name << ": a gradient on the old device was kept";
+    EXPECT_EQ(&held[i].tensor().device(), &fakeGpu()) << name << " moved for the module only";
+  }
+  for (auto& [name, buffer] : net->namedBuffers()) {
+    // The batch counter is counted in on the host by BatchNorm2d::forward.
+    Device& expected =
+        buffer.dtype() == DType::Float32 ? static_cast<Device&>(fakeGpu()) : cpuDevice();
+    EXPECT_EQ(&buffer.device(), &expected) << name;
+  }
+  net->to(cpuDevice());
+  for (auto& [name, parameter] : net->namedParameters()) {
+    EXPECT_EQ(&parameter.tensor().device(), &cpuDevice()) << name;
+    EXPECT_EQ(parameter.tensor().toVector(), before[name]) << name;
+  }
 }
 
 TEST(Init, KaimingNormalHasTheRightSpread) {
