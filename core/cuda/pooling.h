@@ -3,8 +3,10 @@
 // workspace is the winner's int32 index within its H*W plane, as on the CPU).
 //
 // These are own kernels, as PyTorch's are: cuDNN's pooling cannot express ceil mode's extra
-// right padding nor adaptive windows, and the argmax workspace makes the max backward one
-// scatter instead of cuDNN's second pass over the input. The per-element arithmetic lives in
+// right padding nor adaptive windows, and the argmax workspace spares the max backward cuDNN's
+// second pass over the input. Backward kernels gather (each input element sums the gradients of
+// the windows that hold it, or that picked it, in increasing output order): deterministic, no
+// atomics, and the CPU's summation order. The per-element arithmetic lives in
 // core/cuda/pooling_math.h, which the CPU tests also run against the CPU kernels.
 //
 // Every call is queued on the tensors' device stream and returns without waiting.
