@@ -22,13 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifndef IMERGE_HOST_DEVICE
-#ifdef __CUDACC__
-#define IMERGE_HOST_DEVICE __host__ __device__
-#else
-#define IMERGE_HOST_DEVICE
-#endif
-#endif
+#include "core/cuda/host_device.h"
 
 namespace imerge::cuda::pooling {
 
