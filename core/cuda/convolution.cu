@@ -232,6 +232,7 @@ Choice search(const Problem& problem, const char* direction, WorkspaceSize works
       // retry with less. (cuDNN 9 spells this status so; CUDNN_STATUS_ALLOC_FAILED now means a
       // host allocation, which a smaller workspace would not help.)
       workspace = Tensor();
+      problem.device.synchronize();  // no queued work may still use a block about to be freed
       problem.device.releaseCachedMemory();
       searchBytes = nextSearchWorkspaceBytes(searchBytes);
       continue;
