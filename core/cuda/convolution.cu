@@ -245,7 +245,7 @@ Choice search(const Problem& problem, const char* direction, WorkspaceSize works
   searchCount.fetch_add(1);
 
   std::vector<AlgorithmTrial> trials;
-  for (int i = 0; i < count; ++i) trials.push_back(trialOf(perf[i]));
+  for (int i = 0; i < std::min(count, kAlgorithms); ++i) trials.push_back(trialOf(perf[i]));
   AlgorithmRequirements requirements;
   requirements.workspaceLimitBytes =
       std::min(problem.settings.convWorkspaceLimitBytes, searchBytes);
@@ -255,9 +255,11 @@ Choice search(const Problem& problem, const char* direction, WorkspaceSize works
   IMERGE_CHECK(chosen.has_value(), "conv2d ", direction,
                ": no cuDNN algorithm succeeded within a workspace of ",
                requirements.workspaceLimitBytes, " bytes",
-               requirements.deterministic ? " among the deterministic ones" : "", " for ",
+               requirements.deterministic ? ", deterministic" : "",
+               requirements.fmaMathOnly ? ", in plain float32 (no TF32)" : "", " for ",
                problem.describe(), ". Tried: ", describeTrials(trials),
-               ". Raise the workspace limit or allow non-deterministic algorithms");
+               ". Raise the workspace limit, or relax CudaSettings::deterministic / allowTf32 "
+               "(imerge-train's --deterministic / --no-tf32)");
 
   const Perf& best = perf[*chosen];
   if (problem.settings.allowTf32) {
