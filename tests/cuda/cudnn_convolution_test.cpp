@@ -36,10 +36,12 @@ using cpu::Conv2dParams;
 // max(1, |value|).
 constexpr float kStrictTolerance = 1e-4f;
 // TF32 rounds both factors of every product to 10 mantissa bits: each product is off by at
-// most 2 * 2^-10 of |a * b| even if the rounding truncates, so a sum of products is off by at
-// most 2^-9 of the sum of |a * b| (plus float32 accumulation, covered by the strict term). The
-// bound below doubles that.
-constexpr float kTf32ProductError = 1.0f / 256.0f;
+// most 2 * 2^-10 of |a * b| even if the rounding truncates, so a direct sum of products is off
+// by at most 2^-9 of the sum of |products| (float32 accumulation is covered by the strict term).
+// The bound allows four times that, for transform algorithms (Winograd, FFT) whose rounding
+// happens on transformed values a few times larger. It is a worst case: typical errors are
+// about sqrt(terms) times smaller, and the strict test is the precise one.
+constexpr float kTf32ProductError = 1.0f / 128.0f;
 
 Tensor randomTensor(const Shape& shape, uint64_t seed) {
   Generator generator(seed);
