@@ -2,11 +2,14 @@
 // plain NCHW activations, OIHW weights ([C_out, C_in / groups, kH, kW]), PyTorch's stride,
 // padding, dilation and groups, an optional bias [C_out].
 //
-// Algorithms: for each (shapes, params, cuda::cudaSettings()) the first call runs cuDNN's
-// search (cudnnFind*AlgorithmEx) with a workspace of at most convWorkspaceLimitBytes, keeps the
+// Algorithms: for each (device, shapes, params, bias presence, cuda::cudaSettings()) and each
+// direction (forward, backward data, backward filter), the first call that needs the direction
+// runs cuDNN's search (cudnnFind*AlgorithmEx) on its operands, writing into scratch outputs,
+// with a workspace of at most convWorkspaceLimitBytes (less when memory is short); it keeps the
 // fastest algorithm that fits (only deterministic ones when settings.deterministic) and caches
 // the choice and the descriptors; later calls only look it up. Workspaces come from the device's
-// caching allocator, so the steady state allocates nothing. TF32 math when settings.allowTf32.
+// caching allocator, so the steady state allocates nothing. TF32 math when settings.allowTf32,
+// plain FMA float32 math otherwise (see convolution.cu).
 //
 // Every call is queued on the tensors' device stream and returns without waiting.
 #pragma once
@@ -30,8 +33,8 @@ Conv2dGrads conv2dBackward(const Tensor& input, const Tensor& weight, const Tens
                            const Conv2dParams& params, bool needInput, bool needWeight,
                            bool needBias);
 
-// How many algorithm searches have run in this process (one per new shape and settings): a
-// training loop's steady state adds none.
+// How many algorithm searches have run in this process (one per new shape, settings and
+// direction): a training loop's steady state adds none.
 size_t convAlgorithmSearches();
 
 }  // namespace imerge::cuda
