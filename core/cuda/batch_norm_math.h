@@ -11,13 +11,7 @@
 
 #include <cstdint>
 
-#ifndef IMERGE_HOST_DEVICE
-#if defined(__CUDACC__)
-#define IMERGE_HOST_DEVICE __host__ __device__
-#else
-#define IMERGE_HOST_DEVICE
-#endif
-#endif
+#include "core/cuda/host_device.h"
 
 namespace imerge::cuda::batch_norm_math {
 

@@ -1,4 +1,4 @@
-// RAII owners of cuDNN's descriptors (tensor, filter, convolution): each creates its handle in
+// RAII owners of cuDNN's descriptors (tensor, filter, convolution, LRN): each creates its handle in
 // the constructor and destroys it in the destructor, so an exception between creating and
 // using a descriptor leaks nothing. Movable, not copyable (a descriptor has one owner). The
 // set*() helpers describe imerge's only layout, dense NCHW float32, and refuse sizes the legacy
@@ -45,6 +45,8 @@ using FilterDescriptor = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFil
 using ConvolutionDescriptor =
     CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                     cudnnDestroyConvolutionDescriptor>;
+using LrnDescriptor =
+    CudnnDescriptor<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor, cudnnDestroyLRNDescriptor>;
 
 // The int the legacy API wants for a size, or an error naming `op`, `what` and its shape.
 inline int cudnnSize(int64_t size, const char* op, const char* what, const Shape& shape) {

@@ -1,5 +1,5 @@
 // IMERGE_HOST_DEVICE marks the inline functions that hold an own kernel's per-element
-// arithmetic (pooling_math.h, lrn_math.h, dropout_hash.h): __host__ __device__ under nvcc, so
+// arithmetic (pooling_math.h, lrn_math.h, dropout_hash.h, batch_norm_math.h): __host__ __device__ under nvcc, so
 // the kernels call them, and nothing under g++, so the CPU tests run the same functions against
 // the CPU kernels on a machine without a GPU.
 #pragma once

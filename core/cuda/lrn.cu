@@ -12,6 +12,7 @@
 // Hence usesCudnn() below. cuDNN's backward takes the forward's output y (and x), so the
 // workspace of that path is the output tensor itself (shared storage, no copy); the own
 // kernel's workspace is the scale [N, C, H, W].
+#include "core/cuda/cudnn_descriptors.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/lrn.h"
 #include "core/cuda/lrn_math.h"
@@ -37,44 +38,13 @@ void checkInput(const char* op, const Tensor& input, const LrnParams& params) {
                input.describe(), ")");
 }
 
-// A cuDNN descriptor that is destroyed with its owner, also when a check throws.
-class TensorDescriptor {
- public:
-  explicit TensorDescriptor(const Shape& shape) {
-    IMERGE_CUDA_CHECK(cudnnCreateTensorDescriptor(&descriptor_));
-    for (int64_t size : shape) {
-      IMERGE_CHECK(size <= INT32_MAX, "localResponseNorm: input ", shapeToString(shape),
-                   " has a dimension beyond cuDNN's int range");
-    }
-    IMERGE_CUDA_CHECK(cudnnSetTensor4dDescriptor(
-        descriptor_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(shape[0]),
-        static_cast<int>(shape[1]), static_cast<int>(shape[2]), static_cast<int>(shape[3])));
-  }
-  ~TensorDescriptor() { cudnnDestroyTensorDescriptor(descriptor_); }
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-  cudnnTensorDescriptor_t get() const { return descriptor_; }
-
- private:
-  cudnnTensorDescriptor_t descriptor_ = nullptr;
-};
-
-class LrnDescriptor {
- public:
-  explicit LrnDescriptor(const LrnParams& params) {
-    IMERGE_CUDA_CHECK(cudnnCreateLRNDescriptor(&descriptor_));
-    // PyTorch's parameters unchanged: cuDNN divides alpha by n itself (see the top).
-    IMERGE_CUDA_CHECK(cudnnSetLRNDescriptor(descriptor_, static_cast<unsigned>(params.size),
-                                            params.alpha, params.beta, params.k));
-  }
-  ~LrnDescriptor() { cudnnDestroyLRNDescriptor(descriptor_); }
-  LrnDescriptor(const LrnDescriptor&) = delete;
-  LrnDescriptor& operator=(const LrnDescriptor&) = delete;
-  cudnnLRNDescriptor_t get() const { return descriptor_; }
-
- private:
-  cudnnLRNDescriptor_t descriptor_ = nullptr;
-};
+// PyTorch's parameters unchanged: cuDNN divides alpha by n itself (see the top).
+LrnDescriptor lrnDescriptor(const LrnParams& params) {
+  LrnDescriptor descriptor;
+  IMERGE_CUDA_CHECK(cudnnSetLRNDescriptor(descriptor.get(), static_cast<unsigned>(params.size),
+                                          params.alpha, params.beta, params.k));
+  return descriptor;
+}
 
 LrnCoefficients coefficientsOf(const LrnParams& params) {
   return lrn::coefficients(params.size, params.alpha, params.beta, params.k);
@@ -136,8 +106,8 @@ LrnResult lrnForward(const Tensor& input, const LrnParams& params, bool keepWork
   }
   cudaStream_t stream = streamOf(input);
   if (usesCudnn(params)) {
-    const TensorDescriptor data(input.shape());
-    const LrnDescriptor lrn(params);
+    const TensorDescriptor data = nchwTensorDescriptor(input.shape(), "localResponseNorm", "input");
+    const LrnDescriptor lrn = lrnDescriptor(params);
     const float one = 1.0f, zero = 0.0f;
     IMERGE_CUDA_CHECK(cudnnLRNCrossChannelForward(
         cudaDeviceOf(input).cudnn(), lrn.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, data.get(),
@@ -175,8 +145,8 @@ Tensor lrnBackward(const Tensor& gradOutput, const Tensor& input, const Tensor& 
   if (n == 0) return gradInput;
   cudaStream_t stream = streamOf(input);
   if (usesCudnn(params)) {
-    const TensorDescriptor data(input.shape());
-    const LrnDescriptor lrn(params);
+    const TensorDescriptor data = nchwTensorDescriptor(input.shape(), "localResponseNorm", "input");
+    const LrnDescriptor lrn = lrnDescriptor(params);
     const float one = 1.0f, zero = 0.0f;
     // y is the forward's output, which is this path's workspace.
     IMERGE_CUDA_CHECK(cudnnLRNCrossChannelBackward(
