@@ -100,10 +100,11 @@ void startDeviceCommunicator(const Options& options, Job& job) {
     return;
   }
   const bool nccl = options.distBackend != "mpi";
+  const std::string backend = options.distBackend == "auto" ? "auto (nccl)" : options.distBackend;
   std::string whyNoGpu;
   const int gpus = cudaDeviceCount(&whyNoGpu);
   job.gpu = distributed::gpuForLocalRank(distributed::localRank(), distributed::localRankCount(),
-                                         gpus, nccl, nccl ? "nccl" : "mpi", whyNoGpu);
+                                         gpus, nccl, backend, whyNoGpu);
   job.deviceCommunicator =
       nccl ? distributed::makeNcclCommunicator(*job.communicator, job.gpu, options.distTimeout)
            : distributed::makeStagingCommunicator(*job.communicator, job.gpu);
