@@ -2,7 +2,8 @@
 // every strategy and every way gradients can travel (NCCL with one rank, the MPI staging backend
 // over a world of one, no device communicator at all), 4 steps give the same parameters. Also:
 // the gradients are views of a flat buffer on the GPU, the breakdown holds device figures, and
-// the compute profile holds device backward times. Needs a GPU (label "gpu"): each test skips,
+// the compute profile holds device backward times; the start-up measurement times the backend's
+// device all-reduces. Needs a GPU (label "gpu"): each test skips,
 // saying why, where there is none. The multi-rank runs are
 // tests/distributed/data_parallel_gpu_mpitest.cpp.
 //
@@ -15,6 +16,7 @@
 
 #include "autograd/ops/loss.h"
 #include "core/cuda/cuda_device.h"
+#include "distributed/comm_measurement.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_communicator.h"
 #include "layers/layers.h"
@@ -174,6 +176,40 @@ TEST(DataParallelOnGpu, MatchesPlainTrainingForEveryStrategyAndBackend) {
       }
       if (device) device->shutdown();
     }
+  }
+}
+
+TEST(DataParallelOnGpu, TheStartUpMeasurementTimesTheBackendsDeviceAllReduces) {
+  SKIP_WITHOUT_GPU();
+  CudaDevice& gpu = cudaDevice(0);
+  for (Backend backend : {Backend::Nccl, Backend::Staging}) {
+    SingleProcessCommunicator host;
+    std::unique_ptr<DeviceCommunicator> device = backend == Backend::Nccl
+                                                     ? makeNcclCommunicator(host, 0, 60.0)
+                                                     : makeStagingCommunicator(host, 0);
+    const std::vector<size_t> sizes = {4, 4096, size_t{1} << 20};
+    const std::vector<CommSample> samples =
+        measureAllreduce(*device, sizes, 3, device->allreduceTimer(sizes.back()));
+    ASSERT_EQ(samples.size(), sizes.size()) << nameOf(backend);
+    for (const CommSample& sample : samples) {
+      EXPECT_GT(sample.seconds, 0.0) << nameOf(backend) << ", " << sample.bytes << " bytes";
+      EXPECT_LT(sample.seconds, 1.0) << nameOf(backend) << ", " << sample.bytes << " bytes";
+    }
+    {
+      // imerge without a communication model measures one at start-up, through the device.
+      DataParallelOptions options = optionsFor("imerge");
+      options.commSamples.clear();
+      auto model = makeModel(gpu);
+      layers::Sgd optimizer(model->parameters(), sgdOptions());
+      DataParallel parallel(model, *device, options);
+      ASSERT_NE(parallel.beliefModel(), nullptr);
+      auto [images, labels] = batch(0, gpu);
+      parallel.backward(
+          autograd::softmaxCrossEntropy(parallel.forward(autograd::Variable(images)), labels));
+      parallel.step(optimizer);
+      parallel.synchronize();
+    }
+    device->shutdown();
   }
 }
 
