@@ -41,7 +41,8 @@ namespace imerge::distributed {
 // The events that order and time one device collective; all belong to the buffer's GPU.
 struct DeviceSync {
   // Recorded on the compute stream when the buffer's contents were final; the collective starts
-  // on the device only after it. Null: after everything queued so far on the compute stream.
+  // on the device only after it. Required (the staging backend refuses a null one; NCCL then
+  // records one itself on the compute stream it was given).
   CUevent_st* ready = nullptr;
   // Timing events (created with timing) recorded on the communicator's stream right before and
   // after the collective, so their times bracket it on the device. Null: not recorded.
@@ -49,6 +50,8 @@ struct DeviceSync {
   CUevent_st* finished = nullptr;
 };
 
+// allreduceSumAsync keeps each backend's own meaning: device buffers for NCCL, host buffers for
+// the staging backend (as for MPI). Gradients go through allreduceAverageAsync.
 class DeviceCommunicator : public Communicator {
  public:
   // The GPU whose buffers this communicator reduces (a CudaDevice).
