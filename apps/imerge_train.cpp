@@ -4,6 +4,7 @@
 //   imerge-train --model resnet18 --dataset cifar10 --data-dir DIR --epochs 30
 //   imerge-train --checkpoint-dir ck --epochs 2    then --resume ck/last.ckpt --epochs 3
 //   mpirun -np 4 imerge-train --dist imerge ...    data-parallel over 4 ranks
+//   mpirun -np 2 imerge-train --dist imerge --device cuda    a GPU per rank, NCCL
 //
 // It prints progress (a bar on a terminal, plain lines elsewhere), evaluates on the test split,
 // writes a JSON metrics log with --log-json and a checkpoint per epoch with --checkpoint-dir.
@@ -26,6 +27,7 @@
 #include "core/random.h"
 #include "distributed/comm_model.h"
 #include "distributed/data_parallel.h"
+#include "distributed/device_communicator.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/trace.h"
 #include "layers/checkpoint.h"
@@ -60,7 +62,8 @@ struct Options {
   int64_t stopAfterEpochs = 0;
   int64_t logEvery = 100;
   // Data parallelism.
-  std::string dist;  // strategy; empty: one process, no communicator
+  std::string dist;                  // strategy; empty: one process, no communicator
+  std::string distBackend = "auto";  // auto: NCCL for a model on a GPU, MPI on the CPU
   distributed::PlannerOptions planner;
   std::string commModel;
   std::string trace;
@@ -71,15 +74,48 @@ struct Options {
 
 // Everything a rank needs to know about the job it is part of.
 struct Job {
-  std::unique_ptr<distributed::Communicator> communicator;
+  std::unique_ptr<distributed::Communicator> communicator;  // host collectives (MPI)
+  // --dist with --device cuda: the gradients' collectives, bootstrapped over `communicator`.
+  std::unique_ptr<distributed::DeviceCommunicator> deviceCommunicator;
+  int gpu = 0;  // --device cuda: this rank's GPU (the model must live on cudaDevice(gpu))
   int rank = 0;
   int worldSize = 1;
   bool isMain() const { return rank == 0; }
+  // What DataParallel reduces gradients with.
+  distributed::Communicator& training() {
+    return deviceCommunicator ? *deviceCommunicator : *communicator;
+  }
+  // Device communicator first: it runs its host part on `communicator`.
+  void shutdown() {
+    if (deviceCommunicator) deviceCommunicator->shutdown();
+    if (communicator) communicator->shutdown();
+  }
 };
 
-// Checks how the process was launched against --dist, before anything else is done.
-Job startJob(const Options& options) {
-  Job job;
+// --dist with --device cuda: a GPU per local rank and NCCL over the MPI communicator, or with
+// --dist-backend mpi, MPI through host copies (ranks may then share a GPU). A model on the CPU
+// keeps MPI.
+void startDeviceCommunicator(const Options& options, Job& job) {
+  if (options.device != "cuda") {
+    IMERGE_CHECK(options.distBackend != "nccl",
+                 "--dist-backend nccl: NCCL all-reduces GPU buffers, but the model trains on the "
+                 "CPU; add --device cuda, or use --dist-backend mpi (the default on the CPU)");
+    return;
+  }
+  const bool nccl = options.distBackend != "mpi";
+  const std::string backend = options.distBackend == "auto" ? "auto (nccl)" : options.distBackend;
+  std::string whyNoGpu;
+  const int gpus = cudaDeviceCount(&whyNoGpu);
+  job.gpu = distributed::gpuForLocalRank(distributed::localRank(), distributed::localRankCount(),
+                                         gpus, nccl, backend, whyNoGpu);
+  job.deviceCommunicator =
+      nccl ? distributed::makeNcclCommunicator(*job.communicator, job.gpu, options.distTimeout)
+           : distributed::makeStagingCommunicator(*job.communicator, job.gpu);
+}
+
+// Checks how the process was launched against --dist, before anything else is done. Fills `job`
+// as it goes, so that a failure after MPI started can still end every rank.
+void startJob(const Options& options, Job& job) {
   const bool underMpirun = distributed::launchedByMpirun();
   if (options.dist.empty()) {
     const char* worldSize = std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -87,7 +123,7 @@ Job startJob(const Options& options) {
                  "imerge-train was launched by mpirun with ", worldSize ? worldSize : "several",
                  " ranks but without --dist, so every rank would train its own model. Choose a "
                  "strategy: --dist default|wfbp|fusion|priority|mgwfbp|imerge");
-    return job;
+    return;
   }
   IMERGE_CHECK(underMpirun, "--dist ", options.dist,
                ": this process was not started by mpirun, so there are no other ranks to "
@@ -100,7 +136,7 @@ Job startJob(const Options& options) {
       std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{options.distTimeout});
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
-  return job;
+  startDeviceCommunicator(options, job);
 }
 
 // The configuration every rank must share, for DataParallel's start-up check.
@@ -250,10 +286,10 @@ int run(const Options& options, Job& job) {
         .warmupSteps = options.warmupSteps,
         .trace = trace.get(),
         .runSignature = runSignature(options)};
-    parallel = std::make_unique<distributed::DataParallel>(model, *job.communicator,
+    parallel = std::make_unique<distributed::DataParallel>(model, job.training(),
                                                            std::move(parallelOptions));
     std::cout << "dist: " << parallel->strategy() << " on " << job.worldSize << " rank(s) ("
-              << job.communicator->backendName() << "), "
+              << job.training().backendName() << "), "
               << "communication model: " << parallel->beliefModel()->describe() << "\n";
   }
   if (!options.checkpointDir.empty()) std::filesystem::create_directories(options.checkpointDir);
@@ -445,6 +481,12 @@ int main(int argc, char** argv) {
                  "write rank 0's compute profile (per-tensor backward times, forward and "
                  "optimizer) to this .json or .csv file at the end, for imerge-scale; without "
                  "--dist the steps go through a one-process DataParallel (wfbp) to time them");
+  app.add_option("--dist-backend", options.distBackend,
+                 "how --dist moves gradients: auto (NCCL for --device cuda, MPI on the CPU), "
+                 "nccl (a GPU per rank), mpi (on a GPU: MPI through host copies, ranks may share "
+                 "a GPU)")
+      ->check(CLI::IsMember({"auto", "nccl", "mpi"}))
+      ->capture_default_str();
   app.add_option("--dist-timeout", options.distTimeout,
                  "seconds a collective may wait for the other ranks before the job stops")
       ->check(CLI::NonNegativeNumber)
@@ -456,13 +498,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   Job job;
   try {
-    job = startJob(options);
+    startJob(options, job);
     // Only rank 0 talks: the other ranks' standard output (the progress bar's too) is
     // discarded; their errors still reach standard error.
     if (!job.isMain())
       IMERGE_CHECK(std::freopen("/dev/null", "w", stdout), "cannot silence rank ", job.rank);
     const int status = run(options, job);
-    if (job.communicator) job.communicator->shutdown();
+    job.shutdown();
     return status;
   } catch (const std::exception& error) {
     std::cerr << "imerge-train: error";

@@ -68,13 +68,19 @@ std::vector<AllreduceMeasurement> measureEachSize(
 
 std::vector<CommSample> measureAllreduce(Communicator& communicator,
                                          const std::vector<size_t>& sizes, int repetitions) {
+  const size_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+  return measureAllreduce(communicator, sizes, repetitions, hostAllreduceTimer(largest));
+}
+
+std::vector<CommSample> measureAllreduce(Communicator& communicator,
+                                         const std::vector<size_t>& sizes, int repetitions,
+                                         const AllreduceTimer& timer) {
   IMERGE_CHECK(repetitions > 0, "measureAllreduce: repetitions must be positive, got ",
                repetitions);
-  const size_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
   std::vector<CommSample> samples;
-  for (const AllreduceMeasurement& measurement : measureEachSize(
-           communicator, "start-up all-reduce measurement", sizes,
-           [repetitions](size_t) { return repetitions; }, hostAllreduceTimer(largest), {})) {
+  for (const AllreduceMeasurement& measurement :
+       measureEachSize(communicator, "start-up all-reduce measurement", sizes,
+                       [repetitions](size_t) { return repetitions; }, timer, {})) {
     samples.push_back(measurement.sample());
   }
   return samples;

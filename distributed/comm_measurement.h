@@ -56,6 +56,12 @@ using AllreduceTimer =
 // Times host-buffer all-reduces through `ops` (one buffer of maxBytes, reused).
 AllreduceTimer hostAllreduceTimer(size_t maxBytes);
 
+// measureAllreduce with another backend's timer (e.g. a DeviceCommunicator's, whose buffers
+// must hold the largest size).
+std::vector<CommSample> measureAllreduce(Communicator& communicator,
+                                         const std::vector<size_t>& sizes, int repetitions,
+                                         const AllreduceTimer& timer);
+
 // For each size: a barrier, one untimed warm-up, then sweepRepetitions(bytes, repetitions)
 // timed all-reduces, each repetition's time the maximum over the ranks. `onMeasured` (may be
 // empty) is called on the communication thread after each size, for progress. Every rank takes

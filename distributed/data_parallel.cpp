@@ -7,6 +7,8 @@
 
 #include "core/error.h"
 #include "distributed/comm_measurement.h"
+#include "distributed/device_communicator.h"
+#include "distributed/device_step_times.h"
 
 namespace imerge::distributed {
 
@@ -73,6 +75,19 @@ class NoCostModel final : public CommModel {
 };
 }  // namespace
 
+bool profilesStepOnDevice(int64_t step, int64_t warmupSteps, int64_t replanEverySteps,
+                          bool usesTimings) {
+  if (step < warmupSteps) return true;
+  if (!usesTimings || replanEverySteps < 1) return false;
+  // afterStep() keeps the last `keep` profiled steps and checks for drift once step + 1 is
+  // warmupSteps plus a multiple of replanEverySteps; those `keep` steps must be measured.
+  const int64_t keep = std::max<int64_t>(1, std::min<int64_t>(warmupSteps, 5));
+  const int64_t sinceWarmup = step + 1 - warmupSteps;
+  const int64_t stepsToCheck =
+      (replanEverySteps - sinceWarmup % replanEverySteps) % replanEverySteps;
+  return stepsToCheck < keep;
+}
+
 DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& communicator,
                            DataParallelOptions options)
     : model_(std::move(model)),
@@ -90,7 +105,15 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
 
   if (planner_->usesTimings()) {
     std::vector<CommSample> samples = options_.commSamples;
-    if (samples.empty()) samples = measureAllreduce(communicator_, startupMeasurementSizes(), 5);
+    if (samples.empty()) {
+      // What the gradients will go through: device all-reduces for a device communicator.
+      const std::vector<size_t> sizes = startupMeasurementSizes();
+      auto* device = dynamic_cast<DeviceCommunicator*>(&communicator_);
+      samples = device ? measureAllreduce(
+                             communicator_, sizes, 5,
+                             device->allreduceTimer(*std::max_element(sizes.begin(), sizes.end())))
+                       : measureAllreduce(communicator_, sizes, 5);
+    }
     belief_ = beliefModelFor(options_.strategy, samples);
   } else {
     belief_ = std::make_unique<NoCostModel>();
@@ -121,6 +144,10 @@ std::string DataParallel::signature() const {
   out << "strategy " << options_.strategy << ", fusion bytes " << options_.planner.fusionBytes
       << ", slice elements " << options_.planner.sliceElements << ", warm-up steps "
       << options_.warmupSteps << ", world size " << communicator_.size() << "\n";
+  // Ranks must agree on where gradients live and how they travel: an NCCL rank and an MPI one
+  // would wait for each other's collectives forever.
+  out << "parameters on " << (model_->device().type() == DeviceType::CUDA ? "cuda" : "cpu")
+      << ", communicator " << communicator_.backendName() << "\n";
   out << "run: " << options_.runSignature << "\n";
   for (const auto& [name, parameter] : model_->namedParameters()) {
     out << "parameter " << name << " " << shapeText(parameter.tensor()) << "\n";
@@ -171,12 +198,21 @@ void DataParallel::checkSameEverywhere() {
 }
 
 void DataParallel::broadcastStateFromRankZero() {
-  for (autograd::Variable& parameter : parameters_) {
-    communicator_.broadcast(parameter.tensor().rawData(), parameter.tensor().bytes(), 0);
-  }
-  for (auto& [name, buffer] : model_->namedBuffers()) {
-    communicator_.broadcast(buffer.rawData(), buffer.bytes(), 0);
-  }
+  if (communicator_.size() == 1) return;
+  // Device tensors are staged through host memory: this runs once, and the host broadcast
+  // works with every backend (NCCL's communicator runs host collectives over its MPI bootstrap)
+  // without a device collective outside the Reducer's stream discipline.
+  auto broadcast = [&](Tensor& tensor) {
+    if (tensor.device().type() == DeviceType::CPU) {
+      communicator_.broadcast(tensor.rawData(), tensor.bytes(), 0);
+      return;
+    }
+    Tensor host = tensor.to(cpuDevice());  // waits for the device's queued writes
+    communicator_.broadcast(host.rawData(), host.bytes(), 0);
+    tensor.copyFrom(host);
+  };
+  for (autograd::Variable& parameter : parameters_) broadcast(parameter.tensor());
+  for (auto& [name, buffer] : model_->namedBuffers()) broadcast(buffer);
 }
 
 void DataParallel::agreeOnPlan(const std::vector<size_t>& order,
@@ -267,6 +303,7 @@ autograd::Variable DataParallel::forward(const autograd::Variable& input) {
   closeIteration();
   iterationOpen_ = true;
   iterationStart_ = CommClock::now();
+  reducer_->markForwardStart();
   if (options_.trace) options_.trace->setStep(step_);
   const double updateSecondsBefore = updateSeconds_;
   autograd::Variable output = model_->forward(input);
@@ -274,7 +311,8 @@ autograd::Variable DataParallel::forward(const autograd::Variable& input) {
   computeSeconds_ += secondsBetween(iterationStart_, forwardEnd_);
   forwardSeconds_ = std::max(
       0.0, secondsBetween(iterationStart_, forwardEnd_) - (updateSeconds_ - updateSecondsBefore));
-  if (options_.trace) {
+  // On a GPU the rows come from device times, in closeIteration().
+  if (options_.trace && !reducer_->onDevice()) {
     options_.trace->record("forward", "forward", TraceRow::Compute, iterationStart_, forwardEnd_);
   }
   return output;
@@ -284,29 +322,39 @@ void DataParallel::backward(const autograd::Variable& loss) {
   const auto start = CommClock::now();
   // Priority: parameters whose layer's forward did not run their pre-hook are updated here.
   for (size_t index = 0; index < updatePending_.size(); ++index) applyPendingUpdate(index);
-  reducer_->prepareForBackward(step_);
-  const auto backwardStart = reducer_->backwardStart();
+  reducer_->prepareForBackward(step_, profilesThisStep());
   autograd::Variable root = loss;
   root.backward();
   const auto backwardEnd = CommClock::now();
   reducer_->finish();
   computeSeconds_ += secondsBetween(start, CommClock::now());
 
-  if (options_.trace) {
-    const std::vector<double>& ready = reducer_->lastReadySeconds();
-    double previous = 0;
-    for (size_t index : reducer_->lastHookOrder()) {
-      auto at = [&](double seconds) {
-        return backwardStart + std::chrono::duration_cast<CommClock::duration>(
-                                   std::chrono::duration<double>(seconds));
-      };
-      options_.trace->record(reducer_->parameterNames()[index], "backward", TraceRow::Compute,
-                             at(previous), at(ready[index]));
-      previous = std::max(previous, ready[index]);
-    }
-    const auto finishEnd = CommClock::now();
+  // On a GPU the rows come from device times, in closeIteration().
+  if (options_.trace && !reducer_->onDevice()) {
+    recordBackwardRows();
     options_.trace->record("finish (wait, check)", "wait", TraceRow::Compute, backwardEnd,
-                           finishEnd);
+                           CommClock::now());
+  }
+}
+
+bool DataParallel::profilesThisStep() const {
+  return !reducer_->onDevice() || options_.trace != nullptr ||
+         profilesStepOnDevice(step_, options_.warmupSteps, options_.replanEverySteps,
+                              planner_->usesTimings());
+}
+
+void DataParallel::recordBackwardRows() {
+  const std::vector<double>& ready = reducer_->lastReadySeconds();
+  const auto backwardStart = reducer_->backwardStart();
+  auto at = [&](double seconds) {
+    return backwardStart +
+           std::chrono::duration_cast<CommClock::duration>(std::chrono::duration<double>(seconds));
+  };
+  double previous = 0;
+  for (size_t index : reducer_->lastHookOrder()) {
+    options_.trace->record(reducer_->parameterNames()[index], "backward", TraceRow::Compute,
+                           at(previous), at(ready[index]));
+    previous = std::max(previous, ready[index]);
   }
 }
 
@@ -329,10 +377,11 @@ void DataParallel::step(layers::Sgd& optimizer) {
     optimizer.zeroGrad();
     optimizerSeconds_ += secondsBetween(start, CommClock::now());
   }
+  reducer_->markStepEnd();
   afterStep();
   const auto end = CommClock::now();
   computeSeconds_ += secondsBetween(start, end);
-  if (options_.trace)
+  if (options_.trace && !reducer_->onDevice())
     options_.trace->record("optimizer", "optimizer", TraceRow::Compute, start, end);
 }
 
@@ -350,9 +399,21 @@ std::vector<double> DataParallel::medianReadySeconds() const {
 
 void DataParallel::afterStep() {
   const auto start = CommClock::now();
+  // On a GPU the host's clocks measured only the queueing: the profiled steps' figures come
+  // from the device (waiting here until it has run the step).
+  bool measured = true;
+  if (reducer_->onDevice()) {
+    measured = reducer_->collectReadySeconds();
+    if (measured) {
+      const DeviceStepFigures device =
+          deviceStepFigures(reducer_->readDeviceStepTimes(), reducer_->backwardStart());
+      forwardSeconds_ = device.forwardSeconds.value_or(forwardSeconds_);
+      optimizerSeconds_ = device.optimizerSeconds.value_or(optimizerSeconds_);
+    }
+  }
   // The first step runs on cold caches and allocators; it is profiled only when it is the
   // whole warm-up.
-  if (step_ > 0 || options_.warmupSteps == 1) {
+  if (measured && (step_ > 0 || options_.warmupSteps == 1)) {
     recentReadySeconds_.push_back(reducer_->lastReadySeconds());
     recentForwardSeconds_.push_back(forwardSeconds_);
     recentOptimizerSeconds_.push_back(optimizerSeconds_);
@@ -419,6 +480,18 @@ void DataParallel::closeIteration() {
   }
   breakdown.overlappedSeconds = std::max(0.0, breakdown.communicationSeconds - exposed);
   breakdown.computeSeconds = std::max(0.0, computeSeconds_ - breakdown.waitingSeconds);
+  if (reducer_->onDevice()) {
+    // Device times (device_step_times.h); waits for the step's last marks, which a loop that
+    // reads its loss each step has already done.
+    const DeviceStepTimes times = reducer_->readDeviceStepTimes();
+    const DeviceStepFigures device = deviceStepFigures(times, reducer_->backwardStart());
+    breakdown.communicationSeconds = device.communicationSeconds;
+    breakdown.waitingSeconds = device.waitingSeconds;
+    breakdown.overlappedSeconds = device.overlappedSeconds;
+    breakdown.computeSeconds =
+        device.computeSeconds.value_or(std::max(0.0, computeSeconds_ - device.waitingSeconds));
+    if (options_.trace) recordDeviceRows(times, device);
+  }
   breakdown.bookkeepingSeconds = reducer_->takeBookkeepingSeconds() + ownBookkeepingSeconds_;
   breakdowns_.push_back(breakdown);
   // For computeProfile(): the iteration without waiting, after the cold first one.
@@ -434,6 +507,30 @@ void DataParallel::closeIteration() {
       options_.trace->record("all-reduce bucket " + std::to_string(interval.bucket), "allreduce",
                              TraceRow::Communication, interval.start, interval.end, interval.bytes);
     }
+  }
+}
+
+void DataParallel::recordDeviceRows(const DeviceStepTimes& times, const DeviceStepFigures& device) {
+  const auto anchor = reducer_->backwardStart();
+  auto at = [&](double seconds) {
+    return anchor +
+           std::chrono::duration_cast<CommClock::duration>(std::chrono::duration<double>(seconds));
+  };
+  if (times.forwardStart) {
+    options_.trace->record("forward", "forward", TraceRow::Compute, at(*times.forwardStart),
+                           at(0.0));
+  }
+  if (reducer_->collectReadySeconds()) recordBackwardRows();
+  for (const CommInterval& wait : device.waits) {
+    options_.trace->record("wait for all-reduces", "wait", TraceRow::Compute, wait.start, wait.end);
+  }
+  for (const CommInterval& interval : device.intervals) {
+    options_.trace->record("all-reduce bucket " + std::to_string(interval.bucket), "allreduce",
+                           TraceRow::Communication, interval.start, interval.end, interval.bytes);
+  }
+  if (times.stepEnd && device.optimizerSeconds) {
+    options_.trace->record("optimizer", "optimizer", TraceRow::Compute,
+                           at(*times.stepEnd - *device.optimizerSeconds), at(*times.stepEnd));
   }
 }
 

@@ -14,6 +14,15 @@
 // first `warmupSteps` steps profile each tensor's backward time in the engine's own hooks; then
 // the plan is rebuilt from rank 0's measured order and times, and for the strategies that use
 // timings it is rebuilt again whenever they drift.
+//
+// A model on a GPU (Module::to before building this) needs a DeviceCommunicator of that GPU
+// (NCCL, or MPI through host copies; device_communicator.h), except in a world of one. The
+// Reducer then averages on the device, ordered with the compute stream by events, and the host
+// does not wait in backward. The start-up broadcast stages device tensors through host memory.
+// Backward times come from CUDA events recorded in the hooks, read after the step, during the
+// warm-up and the steps before each drift check only (profilesStepOnDevice; every step with a
+// trace), since reading them waits for the device. The breakdown's figures are device times
+// (device_step_times.h says what each means). `priority` with more than one rank is refused.
 #pragma once
 
 #include <deque>
@@ -24,6 +33,7 @@
 #include "distributed/comm_model.h"
 #include "distributed/communicator.h"
 #include "distributed/compute_profile.h"
+#include "distributed/device_step_times.h"
 #include "distributed/planner.h"
 #include "distributed/reducer.h"
 #include "distributed/trace.h"
@@ -46,7 +56,15 @@ struct DataParallelOptions {
   std::string runSignature;
 };
 
-// One iteration, from the start of its forward to the start of the next.
+// Whether step `step` (0-based) of a run on a GPU measures its gradients' ready times: every
+// warm-up step, and for strategies that plan with timings the last min(warmupSteps, 5) steps
+// before each drift check (those are what the re-planning reads).
+bool profilesStepOnDevice(int64_t step, int64_t warmupSteps, int64_t replanEverySteps,
+                          bool usesTimings);
+
+// One iteration, from the start of its forward to the start of the next. With gradients on a
+// GPU, communication, overlap and waiting are device times, and compute is the device's time
+// from forward start to optimizer end less the waiting (device_step_times.h).
 struct StepBreakdown {
   int64_t step = 0;
   double iterationSeconds = 0;
@@ -104,6 +122,9 @@ class DataParallel {
   // every rank installs rank 0's plan.
   void agreeOnPlan(const std::vector<size_t>& order, const std::vector<double>& readySeconds);
   void afterStep();
+  bool profilesThisStep() const;
+  void recordBackwardRows();
+  void recordDeviceRows(const DeviceStepTimes& times, const DeviceStepFigures& device);
   std::vector<double> medianReadySeconds() const;
   void installForwardPreHooks();
   void applyPendingUpdate(size_t parameterIndex);

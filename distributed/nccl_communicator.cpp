@@ -1,5 +1,6 @@
-// The NCCL communicator's bootstrap, its enqueueing of device all-reduces and the poller that
-// turns completion events into finished Works (the design is in the header).
+// The NCCL communicator's bootstrap, its enqueueing of device all-reduces, the poller that turns
+// completion events into finished Works, and the device all-reduce timer (the design is in the
+// header).
 //
 // Locking: mutex_ serialises every NCCL call on comm_ (a Reducer may launch from backward's
 // thread while shutdown runs on the main one) and guards the in-flight list. The poller never
@@ -13,8 +14,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/cuda/cuda_device.h"
 #include "core/error.h"
+#include "core/tensor.h"
 #include "distributed/mpi_communicator.h"
+
+// ncclAvg (the average inside the all-reduce) appeared in NCCL 2.10.
+static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0),
+              "imerge's NCCL backend needs NCCL 2.10 or later (ncclAvg)");
 
 namespace imerge::distributed {
 
@@ -71,6 +78,14 @@ NcclCommunicator::NcclCommunicator(Communicator& host, cudaStream_t computeStrea
   IMERGE_CHECK(device_ < deviceCount, "NcclOptions::device ", device_, where,
                ": this machine has only ", deviceCount, " GPU(s)");
 
+  // The header may be newer than the library the process loaded.
+  int loadedVersion = 0;
+  checkNccl(ncclGetVersion(&loadedVersion), "ncclGetVersion", where);
+  IMERGE_CHECK(loadedVersion >= NCCL_VERSION(2, 10, 0), "NcclCommunicator", where,
+               ": the loaded NCCL library is version code ", loadedVersion,
+               "; imerge needs NCCL 2.10 or later (ncclAvg). Point LD_LIBRARY_PATH at a newer "
+               "libnccl.so");
+
   try {
     checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);
     // The id is the rendezvous of the NCCL world: created once, on rank 0, and sent to all.
@@ -107,6 +122,10 @@ NcclCommunicator::~NcclCommunicator() {
   if (commStream_) cudaStreamDestroy(commStream_);
 }
 
+Device& NcclCommunicator::bufferDevice() const {
+  return cudaDevice(device_);
+}
+
 WorkHandle NcclCommunicator::submit(std::string label, CommTask task) {
   return host_.submit(std::move(label), std::move(task));
 }
@@ -134,6 +153,16 @@ cudaEvent_t NcclCommunicator::takeEvent() {
 }
 
 WorkHandle NcclCommunicator::allreduceSumAsync(float* data, size_t count, std::string label) {
+  return enqueue(data, count, ncclSum, nullptr, nullptr, nullptr, std::move(label));
+}
+
+WorkHandle NcclCommunicator::allreduceAverageAsync(float* data, size_t count,
+                                                   const DeviceSync& sync, std::string label) {
+  return enqueue(data, count, ncclAvg, sync.ready, sync.started, sync.finished, std::move(label));
+}
+
+WorkHandle NcclCommunicator::enqueue(float* data, size_t count, int op, cudaEvent_t ready,
+                                     cudaEvent_t started, cudaEvent_t finished, std::string label) {
   auto work = std::make_shared<Work>(std::move(label));
   std::unique_lock lock(mutex_);
   if (firstError_ || shutDown_ || stopping_) {
@@ -151,18 +180,27 @@ WorkHandle NcclCommunicator::allreduceSumAsync(float* data, size_t count, std::s
   const size_t bytes = count * sizeof(float);
   const std::string where = " for all-reduce '" + work->label() + "' (" + std::to_string(bytes) +
                             " bytes)" + rankContext(rank_, size_);
+  cudaEvent_t done = nullptr;
   try {
     checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);
+    done = takeEvent();
     // The all-reduce must see the gradients the compute stream is still producing.
-    checkCuda(cudaEventRecord(computeReady_, computeStream_), "cudaEventRecord", where);
-    checkCuda(cudaStreamWaitEvent(commStream_, computeReady_, 0), "cudaStreamWaitEvent", where);
+    if (!ready) {
+      checkCuda(cudaEventRecord(computeReady_, computeStream_), "cudaEventRecord", where);
+      ready = computeReady_;
+    }
+    checkCuda(cudaStreamWaitEvent(commStream_, ready, 0), "cudaStreamWaitEvent", where);
+    // After the wait, so that the mark completes when the all-reduce can begin.
+    if (started) checkCuda(cudaEventRecord(started, commStream_), "cudaEventRecord", where);
     work->markStarted();  // enqueued; the device starts it when the compute stream gets there
-    checkNccl(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, commStream_),
+    checkNccl(ncclAllReduce(data, data, count, ncclFloat, static_cast<ncclRedOp_t>(op), comm_,
+                            commStream_),
               "ncclAllReduce", where, comm_);
-    cudaEvent_t done = takeEvent();
+    if (finished) checkCuda(cudaEventRecord(finished, commStream_), "cudaEventRecord", where);
     checkCuda(cudaEventRecord(done, commStream_), "cudaEventRecord", where);
     inFlight_.push_back({work, done, bytes, CommClock::now()});
   } catch (...) {
+    if (done) freeEvents_.push_back(done);
     if (!firstError_) firstError_ = std::current_exception();
     lock.unlock();
     work->markFinished(std::current_exception());
@@ -271,6 +309,55 @@ void NcclCommunicator::pollerMain() {
   }
 }
 
+AllreduceTimer NcclCommunicator::allreduceTimer(size_t maxBytes) {
+  // The buffer and the events live as long as the timer; every call runs on the communication
+  // thread, inside the measurement's task.
+  struct DeviceState {
+    int device = 0;
+    Tensor buffer;  // float32 [maxBytes / 4] on this rank's GPU
+    std::vector<cudaEvent_t> events;
+    ~DeviceState() {
+      cudaSetDevice(device);
+      for (cudaEvent_t event : events) cudaEventDestroy(event);
+    }
+  };
+  auto state = std::make_shared<DeviceState>();
+  state->device = device_;
+  state->buffer = Tensor::zeros({static_cast<int64_t>(std::max<size_t>(maxBytes, 4) / 4)},
+                                DType::Float32, bufferDevice());
+  // The zeros are written on the compute stream; the timed all-reduces run on ours.
+  cudaDevice(device_).synchronize();
+  return [this, state](CollectiveOps&, size_t bytes, int count) {
+    const std::string where = " in the all-reduce timer" + rankContext(rank_, size_);
+    IMERGE_CHECK(bytes / sizeof(float) <= static_cast<size_t>(state->buffer.numel()),
+                 "NCCL all-reduce timer: ", bytes, " bytes exceed its buffer of ",
+                 state->buffer.bytes());
+    checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);
+    while (state->events.size() < 2 * static_cast<size_t>(count)) {
+      cudaEvent_t event = nullptr;
+      checkCuda(cudaEventCreate(&event), "cudaEventCreate", where);
+      state->events.push_back(event);
+    }
+    float* data = state->buffer.data<float>();
+    std::vector<WorkHandle> works;
+    for (int rep = 0; rep < count; ++rep) {
+      cudaEvent_t started = state->events[2 * rep], finished = state->events[2 * rep + 1];
+      works.push_back(enqueue(data, bytes / sizeof(float), ncclSum, nullptr, started, finished,
+                              "all-reduce timer"));
+    }
+    for (const WorkHandle& work : works) work->wait();
+    std::vector<double> times;
+    for (int rep = 0; rep < count; ++rep) {
+      float milliseconds = 0;
+      checkCuda(
+          cudaEventElapsedTime(&milliseconds, state->events[2 * rep], state->events[2 * rep + 1]),
+          "cudaEventElapsedTime", where);
+      times.push_back(static_cast<double>(milliseconds) * 1e-3);
+    }
+    return times;
+  };
+}
+
 void NcclCommunicator::abort(int exitCode) {
   // The job ends with the process; NCCL's resources go with it.
   host_.abort(exitCode);
@@ -315,6 +402,11 @@ void NcclCommunicator::shutdown() {
   computeReady_ = nullptr;
   checkCuda(cudaStreamDestroy(commStream_), "cudaStreamDestroy", where);
   commStream_ = nullptr;
+}
+
+std::unique_ptr<DeviceCommunicator> makeNcclCommunicator(Communicator& host, int device,
+                                                         double timeoutSeconds) {
+  return std::make_unique<NcclCommunicator>(host, nullptr, NcclOptions{device, timeoutSeconds});
 }
 
 }  // namespace imerge::distributed

@@ -1,11 +1,15 @@
 // The NCCL communicator: all-reduces of DEVICE buffers among the ranks, one GPU per rank
-// (CUDA builds only).
+// (CUDA builds only; code built without CUDA reaches it through makeNcclCommunicator in
+// device_communicator.h).
 //
-// Streams: NCCL runs on the communicator's own non-blocking stream. allreduceSumAsync records an
-// event on the compute stream, makes the communication stream wait for it (so the all-reduce
-// sees the finished gradients), enqueues ncclAllReduce and records a completion event; the host
-// never blocks. waitOnStream() makes a compute stream wait for that completion event, again
-// without blocking the host: the next forward pass simply queues behind the all-reduce.
+// Streams: NCCL runs on the communicator's own non-blocking stream. Each device all-reduce makes
+// that stream wait for a `ready` event of the compute stream (the caller's, recorded when the
+// bucket's gradients were final; allreduceSumAsync records one itself on computeStream()), so
+// the all-reduce sees the finished gradients, enqueues ncclAllReduce and records a completion
+// event; the host never blocks. waitOnStream() makes a compute stream wait for that completion
+// event, again without blocking the host: the optimizer and the next forward pass simply queue
+// behind the all-reduce. allreduceAverageAsync averages inside NCCL (ncclAvg, NCCL >= 2.10), so
+// no separate scaling kernel runs.
 //
 // Completion on the host: one small poller thread queries the completion events in order (one
 // stream, so they complete in order) and finishes the Works, so Work::wait()/completed() behave
@@ -33,7 +37,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/communicator.h"
+#include "distributed/device_communicator.h"
 
 struct ncclComm;  // nccl.h's ncclComm_t is `struct ncclComm*`; nccl.h stays out of this header
 
@@ -46,7 +50,7 @@ struct NcclOptions {
   double timeoutSeconds = 60.0;
 };
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public DeviceCommunicator {
  public:
   // Collective over `host`: rank 0 creates the NCCL unique id and broadcasts it through `host`,
   // then every rank joins with ncclCommInitRank. `host` must outlive this communicator (it runs
@@ -64,6 +68,7 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   std::string backendName() const override { return "nccl"; }
   int device() const { return device_; }
+  Device& bufferDevice() const override;
 
   // Host tasks run on the bootstrap communicator's thread (their CollectiveOps are MPI's).
   WorkHandle submit(std::string label, CommTask task) override;
@@ -72,6 +77,9 @@ class NcclCommunicator final : public Communicator {
   // work queued so far on the compute stream is done; the buffer must not be written (by any
   // stream) until the all-reduce completed, e.g. after waitOnStream on the writing stream.
   WorkHandle allreduceSumAsync(float* data, size_t count, std::string label) override;
+  // The DeviceCommunicator contract: ncclAvg after sync.ready, marks around it.
+  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
+                                   std::string label) override;
 
   // The stream whose work every later all-reduce waits for (the one backward runs on).
   void setComputeStream(cudaStream_t stream);
@@ -81,7 +89,11 @@ class NcclCommunicator final : public Communicator {
   // Makes `stream` wait, on the device, until `work`'s all-reduce has completed; returns at
   // once. A work that is already complete (or not a device all-reduce of this communicator)
   // needs no wait and is ignored.
-  void waitOnStream(const WorkHandle& work, cudaStream_t stream);
+  void waitOnStream(const WorkHandle& work, cudaStream_t stream) override;
+
+  // Device all-reduces of a buffer of its own, timed by events around each on the
+  // communication stream (the all-reduces' own time, not the poller's wake-ups).
+  AllreduceTimer allreduceTimer(size_t maxBytes) override;
 
   [[noreturn]] void abort(int exitCode) override;
   // Waits for every outstanding all-reduce, then destroys the NCCL communicator and the
@@ -96,6 +108,10 @@ class NcclCommunicator final : public Communicator {
     CommClock::time_point enqueuedAt;
   };
 
+  // Queues one ncclAllReduce with `op` (an ncclRedOp_t) after `ready` (null: an event recorded
+  // now on the compute stream), with the optional timing marks around it.
+  WorkHandle enqueue(float* data, size_t count, int op, cudaEvent_t ready, cudaEvent_t started,
+                     cudaEvent_t finished, std::string label);
   void pollerMain();
   cudaEvent_t takeEvent();  // from the pool (caller holds mutex_)
 

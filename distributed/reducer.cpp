@@ -1,6 +1,10 @@
+// The Reducer's bookkeeping (the design is in the header). Host and device gradients share
+// everything up to a bucket's launch; launch(), finish() and the timing read differ.
 #include "distributed/reducer.h"
 
 #include <algorithm>
+#include <exception>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
@@ -14,7 +18,7 @@ double secondsBetween(CommClock::time_point start, CommClock::time_point end) {
 }  // namespace
 
 Reducer::Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator,
-                 std::vector<std::string> names)
+                 std::vector<std::string> names, std::unique_ptr<DeviceStepEvents> deviceEvents)
     : parameters_(std::move(parameters)), names_(std::move(names)), communicator_(communicator) {
   IMERGE_CHECK(!parameters_.empty(), "Reducer: the model has no parameters to reduce");
   if (names_.empty()) {
@@ -22,15 +26,49 @@ Reducer::Reducer(std::vector<autograd::Variable> parameters, Communicator& commu
   }
   IMERGE_CHECK(names_.size() == parameters_.size(), "Reducer: ", names_.size(), " names for ",
                parameters_.size(), " parameters");
+  const Device& device = parameters_.front().tensor().device();
   for (size_t index = 0; index < parameters_.size(); ++index) {
     const autograd::Variable& parameter = parameters_[index];
     IMERGE_CHECK(parameter.requiresGrad() && parameter.tensor().dtype() == DType::Float32,
                  "Reducer: parameter '", names_[index], "' ", parameter.tensor().describe(),
                  " must be a float32 tensor that requires grad");
+    IMERGE_CHECK(&parameter.tensor().device() == &device, "Reducer: parameter '", names_[index],
+                 "' is on ", parameter.tensor().device().name(), " but '", names_.front(),
+                 "' is on ", device.name(),
+                 "; the gradients share one flat buffer on one device. Move the whole model with "
+                 "Module::to(device) before building DataParallel");
+  }
+  if (device.type() != DeviceType::CPU) setUpDevice(std::move(deviceEvents));
+  // Hooks last: nothing above may throw with `this` captured in them.
+  for (size_t index = 0; index < parameters_.size(); ++index) {
     hooks_.push_back(
         parameters_[index].addGradHook([this, index](autograd::Variable&) { onGradReady(index); }));
   }
   readySeconds_.assign(parameters_.size(), 0.0);
+}
+
+void Reducer::setUpDevice(std::unique_ptr<DeviceStepEvents> events) {
+  Device& device = parameters_.front().tensor().device();
+  deviceCommunicator_ = dynamic_cast<DeviceCommunicator*>(&communicator_);
+  if (!deviceCommunicator_) {
+    IMERGE_CHECK(communicator_.size() == 1, "Reducer: the parameters are on ", device.name(),
+                 " but the '", communicator_.backendName(),
+                 "' communicator all-reduces host buffers among ", communicator_.size(),
+                 " ranks. Gradients on a GPU need a device communicator: NCCL "
+                 "(makeNcclCommunicator; imerge-train --dist-backend nccl) or MPI through host "
+                 "copies (makeStagingCommunicator; --dist-backend mpi)");
+  } else {
+    const Device& theirs = deviceCommunicator_->bufferDevice();
+    IMERGE_CHECK(&theirs == &device, "Reducer: the parameters are on ", device.name(), " but the '",
+                 communicator_.backendName(), "' communicator of rank ", communicator_.rank(),
+                 " reduces buffers on ", theirs.name(),
+                 "; put the model on the communicator's GPU (Module::to) before building "
+                 "DataParallel");
+  }
+  deviceEvents_ = events ? std::move(events) : makeDeviceStepEvents(device);
+  IMERGE_CHECK(&deviceEvents_->device() == &device, "Reducer: the device events are on ",
+               deviceEvents_->device().name(), ", the parameters on ", device.name());
+  deviceEvents_->reserve(parameters_.size(), 0);
 }
 
 Reducer::~Reducer() {
@@ -45,8 +83,8 @@ Reducer::~Reducer() {
 }
 
 void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
-  IMERGE_CHECK(works_.empty() && (!priority_ || !priority_->running()),
-               "Reducer::setPlan: called while all-reduces are in flight");
+  IMERGE_CHECK(works_.empty() && deviceInFlight_.empty() && (!priority_ || !priority_->running()),
+               "Reducer::setPlan: called while all-reduces are in flight (waitAll() first)");
   const size_t count = parameters_.size();
   IMERGE_CHECK(backwardOrder.size() == count, "Reducer::setPlan: the backward order lists ",
                backwardOrder.size(), " tensors, the model has ", count);
@@ -60,6 +98,17 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
   }
   validatePlan(plan, tensorInfosInOrder(parameters_, names_, backwardOrder,
                                         std::vector<double>(count, 0.0)));
+  Device& device = parameters_.front().tensor().device();
+  IMERGE_CHECK(!(plan.order == LaunchOrder::Priority && deviceEvents_ && communicator_.size() > 1),
+               "Reducer: the 'priority' strategy cannot reduce gradients on ", device.name(),
+               " among ", communicator_.size(),
+               " ranks. Its order of slices is agreed from the slices ready on every rank, and "
+               "on a GPU a hook fires when backward has queued a gradient, not when the device "
+               "has computed it: the agreed order (lowest layer first) would queue the all-reduce "
+               "of the layer the device computes last ahead of every other slice and hold them "
+               "all until backward ends. Doing it right needs the scheduler to poll each slice's "
+               "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, fusion or wfbp "
+               "on GPUs (priority runs on the CPU)");
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
@@ -68,7 +117,7 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
     tensorOffset_[position] = elements;
     elements += parameters_[backwardOrder[position]].numel();
   }
-  flatGradients_ = Tensor::zeros({elements});
+  flatGradients_ = Tensor::zeros({elements}, DType::Float32, device);
   for (size_t position = 0; position < count; ++position) {
     autograd::Variable& parameter = parameters_[backwardOrder[position]];
     parameter.setGradBuffer(flatGradients_.flatView(tensorOffset_[position], parameter.shape()));
@@ -100,6 +149,10 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
   positionOf_ = std::move(positionOf);
   pending_.assign(buckets, 0);
   ready_.assign(count, 0);
+  if (deviceEvents_) {
+    deviceEvents_->reserve(count, buckets);
+    deviceSyncs_.assign(buckets, {});
+  }
 }
 
 std::vector<TensorInfo> tensorInfosInOrder(const std::vector<autograd::Variable>& parameters,
@@ -121,10 +174,11 @@ std::vector<TensorInfo> Reducer::tensorInfos() const {
   return tensorInfosInOrder(parameters_, names_, backwardOrder_, readySeconds_);
 }
 
-void Reducer::prepareForBackward(int64_t step) {
+void Reducer::prepareForBackward(int64_t step, bool profile) {
   IMERGE_CHECK(!backwardOrder_.empty(), "Reducer: no plan installed (call setPlan first)");
   IMERGE_CHECK(works_.empty(), "Reducer: step ", step, " began before step ", step_,
                " finished (call finish() after every backward)");
+  if (deviceEvents_) checkDeviceWorks();  // an earlier step's collective may have failed since
   if (priority_) {
     const auto waitStart = CommClock::now();
     priority_->waitAll();
@@ -141,6 +195,15 @@ void Reducer::prepareForBackward(int64_t step) {
   if (priority_) {
     works_.clear();
     priority_->start(communicator_, step);
+  }
+  if (deviceEvents_) {
+    // Without markForwardStart() since the last backward, this backward begins the step.
+    if (deviceEvents_->recorded(StepMark::BackwardStart)) deviceEvents_->beginStep();
+    deviceEvents_->mark(StepMark::BackwardStart);
+    deviceLaunched_.clear();
+    std::fill(deviceSyncs_.begin(), deviceSyncs_.end(), DeviceSync{});
+    profiling_ = profile;
+    readyCollected_ = false;
   }
   backwardStart_ = CommClock::now();
 }
@@ -160,8 +223,14 @@ void Reducer::onGradReady(size_t parameterIndex) {
   ready_[position] = 1;
   readySeconds_[parameterIndex] = secondsBetween(backwardStart_, start);
   hookOrder_.push_back(parameterIndex);
+  // On a GPU the hook fires when backward has queued the gradient; the event says when the
+  // device has computed it.
+  if (deviceEvents_ && profiling_) deviceEvents_->mark(StepMark::GradReady, parameterIndex);
   for (size_t b : bucketsOf_[position]) {
-    if (--pending_[b] == 0 && priority_) priority_->markReady(b);
+    if (--pending_[b] > 0) continue;
+    // The bucket's collective will wait on the device for exactly the work queued so far.
+    if (deviceCommunicator_) deviceSyncs_[b] = deviceEvents_->bucketReady(b);
+    if (priority_) priority_->markReady(b);
   }
   if (!priority_ && !plan_.startAfterBackward) {
     while (nextToLaunch_ < plan_.buckets.size() && pending_[nextToLaunch_] == 0) {
@@ -179,8 +248,28 @@ void Reducer::launch(size_t bucket) {
       (planned.tensors.size() > 1 ? " and " + std::to_string(planned.tensors.size() - 1) + " more"
                                   : std::string()) +
       ", " + std::to_string(planned.bytes) + " bytes)";
+  if (deviceEvents_) {
+    works_[bucket] = launchOnDevice(bucket, label);
+    return;
+  }
   works_[bucket] = communicator_.submit(
       label, [this, bucket](CollectiveOps& ops) { reduceBucket(ops, bucket); });
+}
+
+WorkHandle Reducer::launchOnDevice(size_t bucket, std::string label) {
+  if (!deviceCommunicator_) {
+    // A world of one without device collectives: the sum over one rank is the gradient itself.
+    auto work = std::make_shared<Work>(std::move(label));
+    work->markStarted();
+    work->markFinished(nullptr);
+    return work;
+  }
+  IMERGE_CHECK(deviceSyncs_[bucket].ready, "Reducer: bucket ", bucket, " of step ", step_,
+               " was launched before its ready event was recorded");
+  float* data = flatGradients_.data<float>() + bucketOffset_[bucket];  // a device pointer
+  deviceLaunched_.push_back({bucket, plan_.buckets[bucket].bytes, 0.0, 0.0});
+  return deviceCommunicator_->allreduceAverageAsync(
+      data, static_cast<size_t>(bucketElements_[bucket]), deviceSyncs_[bucket], std::move(label));
 }
 
 void Reducer::reduceBucket(CollectiveOps& ops, size_t bucket) {
@@ -220,6 +309,11 @@ void Reducer::finish() {
     return;
   }
   while (nextToLaunch_ < plan_.buckets.size()) launch(nextToLaunch_++);
+  if (deviceEvents_) {
+    finishOnDevice();
+    bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+    return;
+  }
   bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
 
   // Tasks finish in submission order, so once the last bucket is done all are: one sleep and
@@ -237,6 +331,72 @@ void Reducer::finish() {
   works_.clear();
 }
 
+void Reducer::finishOnDevice() {
+  deviceEvents_->mark(StepMark::BackwardEnd);
+  for (WorkHandle& work : works_) deviceInFlight_.push_back(std::move(work));
+  works_.clear();
+  // Collectives complete in launch order, so the compute stream waits for the last one only;
+  // the optimizer and the next backward queue behind it. No host wait (NCCL).
+  if (deviceCommunicator_ && !deviceInFlight_.empty()) {
+    deviceCommunicator_->waitOnStream(deviceInFlight_.back(), deviceEvents_->computeStream());
+  }
+  checkDeviceWorks();
+}
+
+void Reducer::checkDeviceWorks() {
+  std::vector<WorkHandle> pending;
+  for (const WorkHandle& work : deviceInFlight_) {
+    if (!work->completed()) {
+      pending.push_back(work);
+    } else {
+      work->wait();  // returns at once; rethrows the collective's error
+    }
+  }
+  deviceInFlight_ = std::move(pending);
+}
+
+void Reducer::markForwardStart() {
+  if (!deviceEvents_) return;
+  deviceEvents_->beginStep();
+  deviceEvents_->mark(StepMark::ForwardStart);
+}
+
+void Reducer::markStepEnd() {
+  if (deviceEvents_) deviceEvents_->mark(StepMark::StepEnd);
+}
+
+bool Reducer::collectReadySeconds() {
+  if (!deviceEvents_) return true;
+  if (!profiling_) return false;
+  if (readyCollected_) return true;
+  for (size_t index = 0; index < parameters_.size(); ++index) {
+    const std::optional<double> ready =
+        deviceEvents_->secondsFromBackwardStart(StepMark::GradReady, index);
+    if (!ready) return false;  // a backward that did not reach every parameter
+    readySeconds_[index] = std::max(0.0, *ready);
+  }
+  readyCollected_ = true;
+  return true;
+}
+
+DeviceStepTimes Reducer::readDeviceStepTimes() {
+  DeviceStepTimes times;
+  if (!deviceEvents_) return times;
+  times.forwardStart = deviceEvents_->secondsFromBackwardStart(StepMark::ForwardStart);
+  times.backwardEnd = deviceEvents_->secondsFromBackwardStart(StepMark::BackwardEnd);
+  times.stepEnd = deviceEvents_->secondsFromBackwardStart(StepMark::StepEnd);
+  for (DeviceBucketTimes launched : deviceLaunched_) {
+    const auto start =
+        deviceEvents_->secondsFromBackwardStart(StepMark::BucketStart, launched.bucket);
+    const auto end = deviceEvents_->secondsFromBackwardStart(StepMark::BucketEnd, launched.bucket);
+    if (!start || !end) continue;
+    launched.start = *start;
+    launched.end = *end;
+    times.buckets.push_back(launched);
+  }
+  return times;
+}
+
 void Reducer::waitForParameter(size_t parameterIndex) {
   if (!priority_ || !priority_->running()) return;
   const auto waitStart = CommClock::now();
@@ -245,10 +405,20 @@ void Reducer::waitForParameter(size_t parameterIndex) {
 }
 
 void Reducer::waitAll() {
-  for (WorkHandle& work : works_) {
-    if (work) work->wait();
+  // Every collective is waited for even after one failed: none may still use the buffer when
+  // the caller goes on to free or replace it.
+  std::exception_ptr firstError;
+  for (std::vector<WorkHandle>* works : {&works_, &deviceInFlight_}) {
+    for (WorkHandle& work : *works) {
+      try {
+        if (work) work->wait();
+      } catch (...) {
+        if (!firstError) firstError = std::current_exception();
+      }
+    }
+    works->clear();
   }
-  works_.clear();
+  if (firstError) std::rethrow_exception(firstError);
   if (priority_) {
     const auto waitStart = CommClock::now();
     priority_->waitAll();

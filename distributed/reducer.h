@@ -11,6 +11,19 @@
 //
 // Priority plans are sent by a PriorityScheduler instead; finish() then returns at once and
 // waitForParameter() blocks until one parameter's slices are reduced.
+//
+// Gradients on a GPU (parameters on a CudaDevice): the flat buffer lives on that GPU and the
+// same plan, bookkeeping and in-order launch apply; only what a launch and finish() do differ.
+// When a bucket becomes ready its hook records an event on the compute stream; the launch hands
+// that event to the DeviceCommunicator, whose collective waits for it on the device and averages
+// once (NCCL: ncclAvg on its own stream). finish() records the end of backward and makes the
+// compute stream wait for the last bucket (collectives complete in order), so the host does not
+// wait (NCCL; the MPI staging backend waits on the host for the MPI part). The optimizer and
+// the next backward, queued on the compute stream, run only after the averages are in place,
+// which is what makes reusing the buffer safe. Errors of collectives still in flight surface at
+// the next finish(), prepareForBackward() or waitAll(). Device times come from CUDA events
+// (device_step_events.h): each hook records one during profiled steps, read after the step.
+// The `priority` strategy with more than one rank is refused on a GPU (setPlan says why).
 #pragma once
 
 #include <memory>
@@ -18,6 +31,9 @@
 
 #include "autograd/variable.h"
 #include "distributed/communicator.h"
+#include "distributed/device_communicator.h"
+#include "distributed/device_step_events.h"
+#include "distributed/device_step_times.h"
 #include "distributed/plan.h"
 #include "distributed/priority_scheduler.h"
 
@@ -36,9 +52,13 @@ class Reducer {
  public:
   // `parameters` in registration order (the optimizer's order); hooks are installed on each.
   // `names` (dotted paths, "layer1.0.conv1.weight") are what messages call them; empty: each
-  // variable's own name.
+  // variable's own name. All parameters must live on one device. On a GPU the communicator must
+  // be a DeviceCommunicator of that GPU, or have a world of one (nothing to exchange);
+  // `deviceEvents` are the CUDA events to use (null: made for the parameters' GPU; tests pass
+  // fakes).
   Reducer(std::vector<autograd::Variable> parameters, Communicator& communicator,
-          std::vector<std::string> names = {});
+          std::vector<std::string> names = {},
+          std::unique_ptr<DeviceStepEvents> deviceEvents = nullptr);
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -53,7 +73,10 @@ class Reducer {
   // times of the last backward.
   std::vector<TensorInfo> tensorInfos() const;
 
-  void prepareForBackward(int64_t step);
+  // Starts a step. `profile`: measure each gradient's ready time (always done on the host,
+  // where the hooks' clock is the truth; on a GPU it costs an event per hook and a wait for
+  // backward when the times are read).
+  void prepareForBackward(int64_t step, bool profile = true);
   void onGradReady(size_t parameterIndex);
   // After backward: launches what is left (all of it for `default`), waits for FIFO buckets,
   // and throws naming any parameter that received no gradient.
@@ -65,16 +88,31 @@ class Reducer {
   void waitAll();
 
   // Measurements of the last backward, per parameter index: seconds from prepareForBackward()
-  // to the hook, and the order the hooks fired in.
+  // to the hook (on a GPU: from the device's start of backward to when the device had computed
+  // the gradient), and the order the hooks fired in. Valid when collectReadySeconds() says so.
   const std::vector<double>& lastReadySeconds() const { return readySeconds_; }
+  // Whether the last backward's ready times were measured: always on the host; on a GPU when
+  // it was profiled, after reading its events (which waits until the device ran backward).
+  bool collectReadySeconds();
   const std::vector<size_t>& lastHookOrder() const { return hookOrder_; }
   CommClock::time_point backwardStart() const { return backwardStart_; }
   // All-reduce intervals completed since the last call (bytes filled in), and the time the
-  // main thread spent waiting in finish() / waitForParameter() since the last call.
+  // main thread spent waiting in finish() / waitForParameter() since the last call. Host
+  // gradients only: on a GPU these are device times, from readDeviceStepTimes().
   std::vector<CommInterval> takeIntervals();
   std::vector<CommInterval> takeWaits();
   // Seconds spent in the hooks and in finish() other than waiting, since the last call.
   double takeBookkeepingSeconds();
+
+  // Gradients on a GPU: the events of the step, and the marks that bracket it (no-ops on the
+  // host). markForwardStart() begins a step's marks (DataParallel::forward); without it
+  // prepareForBackward() does.
+  bool onDevice() const { return deviceEvents_ != nullptr; }
+  void markForwardStart();
+  void markStepEnd();
+  // The device times of the last step's marks and launched collectives, waiting for them to
+  // complete; empty on the host.
+  DeviceStepTimes readDeviceStepTimes();
 
   size_t parameterCount() const { return parameters_.size(); }
   const autograd::Variable& parameter(size_t index) const { return parameters_[index]; }
@@ -85,6 +123,12 @@ class Reducer {
   void launch(size_t bucket);
   void reduceBucket(CollectiveOps& ops, size_t bucket);
   void recordWait(CommClock::time_point start);
+  void setUpDevice(std::unique_ptr<DeviceStepEvents> events);
+  WorkHandle launchOnDevice(size_t bucket, std::string label);
+  void finishOnDevice();
+  // Rethrows the error of any device collective of earlier steps that has completed with one,
+  // and forgets the completed ones.
+  void checkDeviceWorks();
 
   std::vector<autograd::Variable> parameters_;
   std::vector<std::string> names_;
@@ -112,6 +156,15 @@ class Reducer {
 
   std::vector<CommInterval> intervals_, waits_;
   double bookkeepingSeconds_ = 0;
+
+  // Gradients on a GPU (deviceEvents_ set).
+  std::unique_ptr<DeviceStepEvents> deviceEvents_;
+  DeviceCommunicator* deviceCommunicator_ = nullptr;  // null: a world of one, nothing to exchange
+  std::vector<DeviceSync> deviceSyncs_;               // per bucket, this step's
+  std::vector<WorkHandle> deviceInFlight_;            // launched in finished steps
+  std::vector<DeviceBucketTimes> deviceLaunched_;     // this step's launches (times filled later)
+  bool profiling_ = true;
+  bool readyCollected_ = false;
 };
 
 }  // namespace imerge::distributed

@@ -1,6 +1,7 @@
 // DataParallel in a world of one (SingleProcessCommunicator): the same parameters as plain
-// training, re-planning when the measured backward times drift (and only then), and the errors
-// a user can cause: an optimizer over other parameters, a parameter without a gradient.
+// training, re-planning when the measured backward times drift (and only then), the steps a GPU
+// run profiles, and the errors a user can cause: an optimizer over other parameters, a parameter
+// without a gradient.
 #include "distributed/data_parallel.h"
 
 #include <gtest/gtest.h>
@@ -98,6 +99,28 @@ TEST(DataParallelWorldOfOne, ReplansWhenBackwardTimesDriftAndOnlyThen) {
     // Start-up and after the warm-up, then checks after steps 4, 6 and 8.
     EXPECT_EQ(parallel.plansBuilt(), tolerance == 0.0 ? 5 : 2) << "tolerance " << tolerance;
   }
+}
+
+TEST(ProfilesStepOnDevice, TheWarmUpAndTheStepsBeforeEachDriftCheck) {
+  // Warm-up 5, checks every 200 steps after it: the check after step index 204 (step_ 205)
+  // reads the 5 steps 200..204.
+  std::vector<int64_t> profiled;
+  for (int64_t step = 0; step < 420; ++step) {
+    if (profilesStepOnDevice(step, 5, 200, true)) profiled.push_back(step);
+  }
+  const std::vector<int64_t> expected = {0,   1,   2,   3,   4,   200, 201, 202,
+                                         203, 204, 400, 401, 402, 403, 404};
+  EXPECT_EQ(profiled, expected);
+  // Strategies that plan from sizes alone profile only the warm-up.
+  EXPECT_TRUE(profilesStepOnDevice(1, 2, 200, false));
+  EXPECT_FALSE(profilesStepOnDevice(201, 2, 200, false));
+  // A warm-up of 2 keeps 2 steps: 200 and 201 before the check at step_ 202.
+  EXPECT_FALSE(profilesStepOnDevice(199, 2, 200, true));
+  EXPECT_TRUE(profilesStepOnDevice(200, 2, 200, true));
+  EXPECT_TRUE(profilesStepOnDevice(201, 2, 200, true));
+  EXPECT_FALSE(profilesStepOnDevice(202, 2, 200, true));
+  // Checks every step: every step is read.
+  for (int64_t step = 0; step < 20; ++step) EXPECT_TRUE(profilesStepOnDevice(step, 3, 1, true));
 }
 
 TEST(DataParallelWorldOfOne, RefusesAnOptimizerOverOtherParameters) {
