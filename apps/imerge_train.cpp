@@ -194,13 +194,13 @@ std::string stepFigures(const apps::StepProgress& p) {
   return text;
 }
 
-// The device this rank trains on: the CPU, or with --device cuda the GPU of its local rank
+// The device this rank trains on: the CPU, or with --device cuda the GPU startJob chose for it
 // (GPU 0 without --dist), with the CUDA settings the flags ask for.
 Device& trainingDevice(const Options& options, const Job& job) {
   if (options.device == "cpu") return cpuDevice();
   requireCudaDevice();
   cuda::setCudaSettings({.allowTf32 = options.tf32, .deterministic = options.deterministic});
-  return cudaDevice(job.communicator ? distributed::localRank() % cudaDeviceCount() : 0);
+  return cudaDevice(job.gpu);
 }
 
 int run(const Options& options, Job& job) {
