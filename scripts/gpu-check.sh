@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh [--out DIR] [--quick] [--build-only] [--budget SECONDS] [--build-dir DIR]
+#                      [--build-timeout SECONDS] [--deps DIR]
 #
 # One command for a GPU machine (issue 6): builds the CUDA release build, runs the GPU test
 # suite, the training benchmark side by side with PyTorch, the determinism check and a 1-rank
@@ -9,13 +10,14 @@
 #                 memory), the ResNet-50 throughput criterion (>= 0.9x PyTorch), determinism
 #   summary.json  the same as data
 #   bench.jsonl   every benchmark run, one JSON line each
-#   logs/         each stage's full output (logs/ctest-gpu.log: the whole GPU suite)
+#   logs/         each stage's full output (logs/gpu-tests.log: the whole GPU suite)
 #
-# Stages, each under its own time limit and all inside --budget (default 470 s, so the whole
-# check fits 8 minutes); a failed or timed-out stage is recorded and the next one runs:
+# Stages, each under its own time limit and all inside --budget (default 460 s, so the whole
+# check fits 8 minutes; the build's own limit, --build-timeout, is 330 s); a failed or
+# timed-out stage is recorded and the next one runs:
 #   gpu          nvidia-smi answers with a GPU (else: a clear message, the report, exit 2)
-#   deps         with .gpu-deps/ present (scripts/gpu-deps-bundle.sh, carried from a Debian
-#                machine): its packages unpacked into BUILD_DIR/deps (never into /) and CMake,
+#   deps         with .gpu-deps/ (or --deps DIR) present (scripts/gpu-deps-bundle.sh, carried
+#                from a Debian machine): its packages unpacked into BUILD_DIR/deps (never into /) and CMake,
 #                the linker and the loader pointed at them; without it, the system's packages
 #   cuda-libs    cuDNN and NCCL: the CUDA toolkit's, else those of PyTorch's wheels
 #   configure    CMake, Release, IMERGE_CUDA=ON (-march=native: built where it runs)
@@ -39,7 +41,9 @@ repo=$PWD
 
 out=build/gpu-check
 build_dir=build/gpu-release
-budget=470
+budget=460
+build_timeout=330
+deps_dir=.gpu-deps
 quick=0
 build_only=0
 usage() { sed -n '2,40p' "$0"; }
@@ -48,15 +52,19 @@ while (($#)); do
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --build-dir) build_dir=${2:?--build-dir needs a folder}; shift 2 ;;
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --build-timeout) build_timeout=${2:?--build-timeout needs seconds}; shift 2 ;;
+    --deps) deps_dir=${2:?--deps needs a folder}; shift 2 ;;
     --quick) quick=1; shift ;;
     --build-only) build_only=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-[[ $budget =~ ^[0-9]+$ ]] || { echo "gpu-check.sh: --budget $budget: not a number of seconds" >&2; exit 2; }
+[[ $budget =~ ^[0-9]+$ && $build_timeout =~ ^[0-9]+$ ]] ||
+  { echo "gpu-check.sh: --budget $budget, --build-timeout $build_timeout: seconds expected" >&2; exit 2; }
 [[ $out == /* ]] || out=$repo/$out
 [[ $build_dir == /* ]] || build_dir=$repo/$build_dir
+[[ $deps_dir == /* ]] || deps_dir=$repo/$deps_dir
 mkdir -p "$out/logs" || exit 2
 rm -f "$out"/logs/* "$out/bench.jsonl" "$out/bench_rows.jsonl" "$out/report.md" "$out/summary.json"
 logs=$out/logs
@@ -73,7 +81,7 @@ record() {  # record NAME STATUS SECONDS NOTE   (STATUS: ok, FAILED, skipped)
   printf 'gpu-check: %-15s %-7s %4ss  %s\n' "$1" "$2" "$3" "$4"
 }
 gpu_name=unknown gpu_driver=unknown gpu_memory=unknown cuda_version=unknown
-cuda_libs="toolkit" torch_version="not used" deps_source="system packages"
+cuda_libs="not looked for" torch_version="not used" deps_source="system packages"
 determinism="not run" ratio_note="not measured"
 
 # Variables the stage functions read in their own bash (run_limited passes them along).
@@ -140,8 +148,10 @@ gpu_test_targets() {
 }
 
 do_build() {
+  # With the bundle's libraries on the loader's path: the build runs the GPU test programs to
+  # list their tests (gtest_discover_tests).
   # shellcheck disable=SC2046
-  cmake --build "$build_dir" -j "$(nproc)" --target imerge-train imerge-step-bench \
+  in_run_env cmake --build "$build_dir" -j "$(nproc)" --target imerge-train imerge-step-bench \
     imerge-commbench $(gpu_test_targets)
 }
 
@@ -156,10 +166,11 @@ bench_one() {
   shift 2
   local line
   if [[ $framework == imerge ]]; then
-    line=$(timeout "$limit" env "${GPU_DEPS_RUN_ENV[@]}" \
+    # --foreground: in the stage's process group, so the stage's own timeout reaches it too.
+    line=$(timeout --foreground "$limit" env "${GPU_DEPS_RUN_ENV[@]}" \
       "$build_dir/bench/imerge-step-bench" --device cuda "$@" | tail -1)
   else
-    line=$(timeout "$limit" "$python" "$repo/bench/pytorch_step_bench.py" --device cuda "$@" |
+    line=$(timeout --foreground "$limit" "$python" "$repo/bench/pytorch_step_bench.py" --device cuda "$@" |
       tail -1)
   fi
   [[ $line == \{* ]] || { echo "bench: $framework $*: no result" >&2; return 1; }
@@ -167,14 +178,17 @@ bench_one() {
 }
 
 do_bench() {  # do_bench WITH_PYTORCH
-  local with_pytorch=$1 rounds=2 warmup=5 iterations=20 status=0
-  ((quick)) && rounds=1 warmup=3 iterations=8
-  # network, batch, flags: batches that keep an H200 busy without dwarfing the time budget.
-  local cases=("resnet50 128 --image-size 224" "vgg16 64 --image-size 224"
-               "resnet18 128 --small-images --image-size 32")
-  local spec network batch flags round runs
+  local with_pytorch=$1 warmup=5 iterations=30 status=0
+  ((quick)) && warmup=3 iterations=10
+  # network, batch, rounds, flags: batches that keep an H200 busy without dwarfing the time
+  # budget; each process spends more time starting (CUDA context, cuDNN's algorithm search)
+  # than stepping, so only the ResNet-50 criterion gets a second round (frameworks alternate).
+  local cases=("resnet50 128 2 --image-size 224" "vgg16 64 1 --image-size 224"
+               "resnet18 128 1 --small-images --image-size 32")
+  local spec network batch rounds flags round runs
   for spec in "${cases[@]}"; do
-    read -r network batch flags <<<"$spec"
+    read -r network batch rounds flags <<<"$spec"
+    ((quick)) && rounds=1
     runs=()
     for ((round = 1; round <= rounds; ++round)); do
       # shellcheck disable=SC2086
@@ -235,6 +249,9 @@ write_report() {
   finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   local commit
   commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo "unknown (no .git)")
+  if ! git -C "$repo" diff --quiet HEAD 2>/dev/null && [[ $commit != unknown* ]]; then
+    commit+=" with uncommitted changes"
+  fi
   {
     echo "# imerge GPU check, $(date -u +%Y-%m-%d)"
     echo
@@ -245,7 +262,7 @@ write_report() {
     echo "| commit | $commit |"
     echo "| GPU | $gpu_name, $gpu_memory |"
     echo "| driver | $gpu_driver |"
-    echo "| CUDA | $cuda_version; cuDNN and NCCL: $cuda_libs |"
+    echo "| CUDA | $cuda_version; $cuda_libs |"
     echo "| build dependencies | $deps_source |"
     echo "| host | $(uname -n), $(nproc) CPUs, $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}") |"
     echo "| PyTorch | $torch_version |"
@@ -304,7 +321,7 @@ PYTHON
       echo '```'
     fi
     echo
-    echo "Logs: logs/ (each stage's full output; logs/ctest-gpu.log is the whole GPU suite)."
+    echo "Logs: logs/ (each stage's full output; logs/gpu-tests.log is the whole GPU suite)."
   } >"$out/report.md"
   # summary.json: the same as data (values through the environment, not the program text).
   local table="" i
@@ -374,48 +391,56 @@ else
 fi
 
 # ---- deps -----------------------------------------------------------------------------------
-if compgen -G "$repo/.gpu-deps/*.deb" >/dev/null; then
+if compgen -G "$deps_dir/*.deb" >/dev/null; then
   deps_prefix=$build_dir/deps
   mkdir -p "$build_dir"
-  stage_note="$(ls "$repo"/.gpu-deps/*.deb | wc -l) packages from .gpu-deps/ into ${deps_prefix#"$repo"/}"
-  if stage deps 120 "$repo/scripts/gpu-deps-bundle.sh" --out "$repo/.gpu-deps" \
-      --unpack "$deps_prefix"; then
+  stage_note="$(ls "$deps_dir"/*.deb | wc -l) packages from ${deps_dir#"$repo"/} into ${deps_prefix#"$repo"/}"
+  if stage deps 120 "$repo/scripts/gpu-deps-bundle.sh" --out "$deps_dir" --unpack "$deps_prefix"; then
     # shellcheck disable=SC1091
     source "$deps_prefix/env.sh"
-    deps_source="Debian 12 packages of .gpu-deps/, unpacked into ${deps_prefix#"$repo"/}"
+    deps_source="Debian 12 packages of ${deps_dir#"$repo"/}, unpacked into ${deps_prefix#"$repo"/}"
   fi
 else
-  record deps ok 0 "no .gpu-deps/: the system's packages"
+  record deps ok 0 "no ${deps_dir#"$repo"/}: the system's packages"
 fi
 
 # ---- cuda-libs: cuDNN and NCCL --------------------------------------------------------------
-# CMakeLists.txt looks beside the CUDA toolkit. A machine whose toolkit lacks them may have
-# PyTorch's wheels (nvidia-cudnn-cu13, nvidia-nccl-cu13: headers and libcudnn.so.9,
-# libnccl.so.2, without the unversioned links find_library wants); point CMake at those.
+# CMakeLists.txt looks beside the CUDA toolkit. A machine whose toolkit lacks them (they are
+# not part of it) may have PyTorch's wheels (nvidia-cudnn-cu13, nvidia-nccl-cu13: headers and
+# libcudnn.so.9, libnccl.so.2, without the unversioned links find_library wants); point CMake
+# at those.
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cuda_version=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/nvcc \1/p')
 cuda_version=${cuda_version:-"nvcc not found"}
 toolkit_include=$(dirname "$(dirname "$(readlink -f "$nvcc")")")/include
 wheel_dirs=()
 found_from=
-find_cuda_lib() {  # find_cuda_lib HEADER WHEEL_MODULE LIBRARY_FILE CACHE_PREFIX -> found_from
-  local header=$1 module=$2 file=$3 prefix=$4 dir
+# PyTorch's nvidia.* packages: their folders (the namespace package nvidia has one per wheel).
+nvidia_dirs=$("$python" -c "import nvidia; print('\n'.join(nvidia.__path__))" 2>/dev/null)
+find_cuda_lib() {  # find_cuda_lib HEADER LIBRARY_FILE CACHE_PREFIX -> found_from
+  local header=$1 file=$2 prefix=$3 found_header found_library
   found_from="not found"
   if [[ -e $toolkit_include/$header || -e /usr/local/cuda/include/$header ||
         -e /usr/include/$header ]]; then
     found_from=toolkit
     return
   fi
-  dir=$("$python" -c "import $module as m; print(list(m.__path__)[0])" 2>/dev/null) || return
-  [[ -e $dir/include/$header && -e $dir/lib/$file ]] || return
+  [[ -n $nvidia_dirs ]] || return
+  # The wheels' layout differs between CUDA versions (nvidia/cudnn/lib, nvidia/cu13/lib...).
+  found_header=$(while IFS= read -r dir; do find "$dir" -maxdepth 4 -name "$header"; done \
+    <<<"$nvidia_dirs" | head -1)
+  found_library=$(while IFS= read -r dir; do find "$dir" -maxdepth 4 -name "$file"; done \
+    <<<"$nvidia_dirs" | head -1)
+  [[ -n $found_header && -n $found_library ]] || return
   # Cache variables set on the command line: CMakeLists.txt's find_library/find_path keep them.
-  cuda_cmake_args+=("-D${prefix}_LIBRARY=$dir/lib/$file" "-D${prefix}_INCLUDE_DIR=$dir/include")
-  wheel_dirs+=("$dir/lib")
-  found_from="PyTorch's wheel in $dir"
+  cuda_cmake_args+=("-D${prefix}_LIBRARY=$found_library"
+                    "-D${prefix}_INCLUDE_DIR=$(dirname "$found_header")")
+  wheel_dirs+=("$(dirname "$found_library")")
+  found_from="PyTorch's wheel: $found_library"
 }
-find_cuda_lib cudnn.h nvidia.cudnn libcudnn.so.9 CUDNN
+find_cuda_lib cudnn.h libcudnn.so.9 CUDNN
 cudnn_from=$found_from
-find_cuda_lib nccl.h nvidia.nccl libnccl.so.2 NCCL
+find_cuda_lib nccl.h libnccl.so.2 NCCL
 nccl_from=$found_from
 cuda_libs="cuDNN: $cudnn_from; NCCL: $nccl_from"
 if ((${#wheel_dirs[@]})); then
@@ -440,7 +465,7 @@ configured=$?
 built=1
 if ((configured == 0)); then
   stage_note="targets imerge-train imerge-step-bench imerge-commbench $(gpu_test_targets | paste -sd' ')"
-  stage build 330 do_build
+  stage build "$build_timeout" do_build
   built=$?
 else
   record build FAILED 0 "not run: configure failed"
@@ -491,7 +516,7 @@ fi
 if stage determinism 120 do_determinism; then
   determinism="identical losses and accuracies ($(grep -c ' same$' "$logs/determinism.log") values)"
 else
-  determinism="FAILED ($(grep -E 'determinism:|error' "$logs/determinism.log" | tail -1))"
+  determinism="FAILED ($(grep -v '^\s*$' "$logs/determinism.log" 2>/dev/null | tail -1), logs/determinism.log)"
 fi
 
 mpirun_bin=

@@ -13,11 +13,14 @@
 #     GPU_DEPS_ROOT          PREFIX/usr
 #     GPU_DEPS_LIBRARY_DIRS  the bundle's library folders, colon-separated
 #     GPU_DEPS_CMAKE_ARGS    (array) CMAKE_PREFIX_PATH, MPI's library and header, mpiexec, the
-#                            headers without a CMake package (stb), and linker flags that
-#                            record the library folders in the executables (DT_RPATH, which
-#                            also serves their libraries' own dependencies)
-#     GPU_DEPS_RUN_ENV       (array, for `env`) LD_LIBRARY_PATH and Open MPI's and PMIx's
-#                            relocation variables, for running the built programs and mpirun
+#                            headers without a CMake package (stb), and -rpath-link so the
+#                            linker finds the bundled libraries' own dependencies
+#     GPU_DEPS_RUN_ENV       (array, for `env`) LD_LIBRARY_PATH, Open MPI's relocation
+#                            (OPAL_PREFIX) and PMIx's component path, for running the built programs (the build
+#                            too: it runs the test programs to list their tests) and mpirun.
+#                            An RPATH in the executables would not do: libmpi.so.40 carries
+#                            its own RUNPATH, which makes the loader ignore theirs for its
+#                            dependencies (libopen-rte, libopen-pal, libhwloc).
 #
 # The dependency closure follows Depends and Pre-Depends (not Recommends) from the roots below,
 # taking in each "a | b" group the first alternative that is already chosen, excluded or a real
@@ -84,13 +87,15 @@ if [[ -n $unpack ]]; then
       "-DMPI_C_HEADER_DIR=$arch/openmpi/include" \
       "-DMPIEXEC_EXECUTABLE=$root/bin/mpiexec.openmpi" \
       "-DCMAKE_CXX_FLAGS=-isystem $root/include" \
-      "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags -Wl,-rpath,$libdirs -Wl,-rpath-link,$libdirs"
+      "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath-link,$libdirs"
     printf ')\n'
+    # OPAL_PREFIX relocates Open MPI (its components, help files); this PMIx build has no such
+    # variable, only its component path (else it misses its zlib component and says so).
     # Debian's /etc/openmpi/openmpi-mca-params.conf (not under the prefix) as variables, and
     # quiet about the network components whose libraries the bundle leaves out.
     printf 'GPU_DEPS_RUN_ENV=(\n'
     printf '  "LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n' "$libdirs"
-    printf '  %q\n' "OPAL_PREFIX=$root" "PMIX_INSTALL_PREFIX=$arch/pmix2" \
+    printf '  %q\n' "OPAL_PREFIX=$root" "PMIX_MCA_mca_base_component_path=$arch/pmix2/lib/pmix" \
       "OMPI_MCA_mca_base_component_show_load_errors=0" "OMPI_MCA_btl_base_warn_component_unused=0" \
       "OMPI_MCA_mtl=^ofi" "OMPI_MCA_btl=^uct,openib,ofi" "OMPI_MCA_pml=^ucx" "OMPI_MCA_osc=^ucx,pt2pt"
     printf ')\n'
