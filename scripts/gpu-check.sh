@@ -17,8 +17,9 @@
 # timed-out stage is recorded and the next one runs:
 #   gpu          nvidia-smi answers with a GPU (else: a clear message, the report, exit 2)
 #   deps         with .gpu-deps/ (or --deps DIR) present (scripts/gpu-deps-bundle.sh, carried
-#                from a Debian machine): its packages unpacked into BUILD_DIR/deps (never into /) and CMake,
-#                the linker and the loader pointed at them; without it, the system's packages
+#                from a Debian machine): its packages unpacked into BUILD_DIR/deps (never
+#                into /) and CMake, the linker and the loader pointed at them; without it,
+#                the system's packages
 #   cuda-libs    cuDNN and NCCL: the CUDA toolkit's, else those of PyTorch's wheels
 #   configure    CMake, Release, IMERGE_CUDA=ON (-march=native: built where it runs)
 #   build        only the targets used below
@@ -46,7 +47,7 @@ build_timeout=330
 deps_dir=.gpu-deps
 quick=0
 build_only=0
-usage() { sed -n '2,40p' "$0"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while (($#)); do
   case $1 in
     --out) out=${2:?--out needs a folder}; shift 2 ;;
@@ -170,8 +171,8 @@ bench_one() {
     line=$(timeout --foreground "$limit" env "${GPU_DEPS_RUN_ENV[@]}" \
       "$build_dir/bench/imerge-step-bench" --device cuda "$@" | tail -1)
   else
-    line=$(timeout --foreground "$limit" "$python" "$repo/bench/pytorch_step_bench.py" --device cuda "$@" |
-      tail -1)
+    line=$(timeout --foreground "$limit" "$python" "$repo/bench/pytorch_step_bench.py" \
+      --device cuda "$@" | tail -1)
   fi
   [[ $line == \{* ]] || { echo "bench: $framework $*: no result" >&2; return 1; }
   echo "$line" | tee -a "$out/bench.jsonl"
@@ -264,7 +265,9 @@ write_report() {
     echo "| driver | $gpu_driver |"
     echo "| CUDA | $cuda_version; $cuda_libs |"
     echo "| build dependencies | $deps_source |"
-    echo "| host | $(uname -n), $(nproc) CPUs, $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}") |"
+    local os
+    os=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}")
+    echo "| host | $(uname -n), $(nproc) CPUs, ${os:-unknown OS} |"
     echo "| PyTorch | $torch_version |"
     echo
     echo "## Stages"
@@ -287,7 +290,8 @@ write_report() {
       echo "Ratios: images/s imerge/PyTorch (above 1: imerge faster); peak memory imerge/PyTorch"
       echo "(below 1: imerge smaller)."
       echo
-      echo "| network | image size | batch | imerge images/s | PyTorch images/s | images/s ratio | imerge peak MiB | PyTorch peak MiB | peak memory ratio |"
+      echo -n "| network | image size | batch | imerge images/s | PyTorch images/s "
+      echo "| images/s ratio | imerge peak MiB | PyTorch peak MiB | peak memory ratio |"
       echo "|---|---|---|---|---|---|---|---|---|"
       "$python" - "$out/bench_rows.jsonl" <<'PYTHON'
 import json, sys
@@ -326,7 +330,8 @@ PYTHON
   # summary.json: the same as data (values through the environment, not the program text).
   local table="" i
   for i in "${!stage_names[@]}"; do
-    table+="${stage_names[$i]}"$'\t'"${stage_status[$i]}"$'\t'"${stage_seconds[$i]}"$'\t'"${stage_notes[$i]}"$'\n'
+    table+=$(printf '%s\t%s\t%s\t%s' "${stage_names[$i]}" "${stage_status[$i]}" \
+      "${stage_seconds[$i]}" "${stage_notes[$i]}")$'\n'
   done
   GC_OUT=$out GC_FAILED=$failed GC_STAGES=$table GC_STARTED=$started GC_GPU=$gpu_name \
     GC_GPU_MEMORY=$gpu_memory GC_DRIVER=$gpu_driver GC_CUDA=$cuda_version \
@@ -423,6 +428,8 @@ find_cuda_lib() {  # find_cuda_lib HEADER LIBRARY_FILE CACHE_PREFIX -> found_fro
   if [[ -e $toolkit_include/$header || -e /usr/local/cuda/include/$header ||
         -e /usr/include/$header ]]; then
     found_from=toolkit
+    # CMakeLists.txt finds it; forget a wheel's path an earlier configure may have cached.
+    cuda_cmake_args+=("-U${prefix}_LIBRARY" "-U${prefix}_INCLUDE_DIR")
     return
   fi
   [[ -n $nvidia_dirs ]] || return
@@ -516,7 +523,10 @@ fi
 if stage determinism 120 do_determinism; then
   determinism="identical losses and accuracies ($(grep -c ' same$' "$logs/determinism.log") values)"
 else
-  determinism="FAILED ($(grep -v '^\s*$' "$logs/determinism.log" 2>/dev/null | tail -1), logs/determinism.log)"
+  last_line=$(grep -iE 'error|not expected|differ|non-finite|missing' "$logs/determinism.log" \
+    2>/dev/null | tail -1)
+  [[ -n $last_line ]] || last_line=$(grep -v '^\s*$' "$logs/determinism.log" 2>/dev/null | tail -1)
+  determinism="FAILED ($last_line, logs/determinism.log)"
 fi
 
 mpirun_bin=

@@ -16,8 +16,9 @@
 #                            headers without a CMake package (stb), and -rpath-link so the
 #                            linker finds the bundled libraries' own dependencies
 #     GPU_DEPS_RUN_ENV       (array, for `env`) LD_LIBRARY_PATH, Open MPI's relocation
-#                            (OPAL_PREFIX) and PMIx's component path, for running the built programs (the build
-#                            too: it runs the test programs to list their tests) and mpirun.
+#                            (OPAL_PREFIX) and PMIx's component path, for running the built
+#                            programs (the build too: it runs the test programs to list
+#                            their tests) and mpirun.
 #                            An RPATH in the executables would not do: libmpi.so.40 carries
 #                            its own RUNPATH, which makes the loader ignore theirs for its
 #                            dependencies (libopen-rte, libopen-pal, libhwloc).
@@ -52,12 +53,27 @@ if [[ -n $unpack ]]; then
   shopt -s nullglob
   debs=("$out"/*.deb)
   ((${#debs[@]})) || { echo "gpu-deps-bundle.sh: no .deb files in $out" >&2; exit 1; }
-  command -v dpkg-deb >/dev/null || { echo "gpu-deps-bundle.sh: --unpack needs dpkg-deb" >&2; exit 1; }
+  # dpkg -x, or on a machine without dpkg the same by hand: a .deb is an ar archive whose
+  # data.tar.* holds the files.
+  extract() {
+    if command -v dpkg-deb >/dev/null; then
+      dpkg-deb -x "$1" "$2"
+    else
+      local member flag
+      member=$(ar t "$1" | grep '^data\.tar') || return 1
+      case $member in
+        *.xz) flag=-J ;; *.gz) flag=-z ;; *.zst) flag=--zstd ;; *) flag= ;;
+      esac
+      ar p "$1" "$member" | tar -x $flag -f - -C "$2"
+    fi
+  }
+  command -v dpkg-deb >/dev/null || command -v ar >/dev/null ||
+    { echo "gpu-deps-bundle.sh: --unpack needs dpkg-deb or ar" >&2; exit 1; }
   [[ $unpack == /* ]] || unpack=$PWD/$unpack
   [[ $unpack != / && $unpack != /usr && $unpack != /usr/* ]] ||
     { echo "gpu-deps-bundle.sh: --unpack $unpack: refusing to unpack over the system" >&2; exit 2; }
   rm -rf "$unpack" && mkdir -p "$unpack"
-  for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$unpack"; done
+  for deb in "${debs[@]}"; do extract "$deb" "$unpack"; done
   # Absolute links point into the system (zlib1g-dev: libz.so -> /lib/.../libz.so.1.2.13).
   while IFS= read -r link; do
     target=$(readlink "$link")
@@ -66,7 +82,10 @@ if [[ -n $unpack ]]; then
       continue
     fi
     soname=$(basename "$target" | sed -nE 's/^(lib.*\.so\.[0-9]+).*/\1/p')
-    system=$(if [[ -n $soname ]]; then ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ && !found {print $NF; found = 1}'; fi)
+    system=
+    if [[ -n $soname ]]; then
+      system=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
+    fi
     if [[ -n $system ]]; then
       ln -sfn "$system" "$link"
     else
@@ -100,7 +119,8 @@ if [[ -n $unpack ]]; then
       "OMPI_MCA_mtl=^ofi" "OMPI_MCA_btl=^uct,openib,ofi" "OMPI_MCA_pml=^ucx" "OMPI_MCA_osc=^ucx,pt2pt"
     printf ')\n'
   } >"$unpack/env.sh"
-  echo "gpu-deps-bundle.sh: ${#debs[@]} packages unpacked into $unpack ($(du -sm "$unpack" | cut -f1) MiB); source $unpack/env.sh"
+  echo "gpu-deps-bundle.sh: ${#debs[@]} packages unpacked into $unpack" \
+    "($(du -sm "$unpack" | cut -f1) MiB); source $unpack/env.sh"
   exit 0
 fi
 command -v apt-get >/dev/null && command -v apt-cache >/dev/null ||

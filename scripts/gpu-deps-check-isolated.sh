@@ -131,7 +131,8 @@ unshare -m --propagation private bash -c '
 
 cp "$work/ldd.log" "$out/logs/isolated-ldd.log" 2>/dev/null || true
 base='linux-vdso|ld-linux|/libc\.so|/libm\.so|/libdl\.so|/librt\.so|/libpthread\.so|/libstdc\+\+|/libgcc_s|/libgomp|/libz\.so|/libudev'
-echo "gpu-deps-check-isolated.sh: libraries loaded from outside the bundle, the CUDA toolkit and the base list (logs/isolated-ldd.log):"
+echo "gpu-deps-check-isolated.sh: libraries loaded from outside the bundle, the CUDA toolkit" \
+  "and the base list (logs/isolated-ldd.log):"
 grep -E '=>|not found' "$work/ldd.log" | grep -vF "$build_dir/deps/" | grep -v /usr/local/cuda |
   grep -vF "$site/nvidia/" |
   grep -Ev "$base" || echo "  none"
