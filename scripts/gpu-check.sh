@@ -400,7 +400,8 @@ if compgen -G "$deps_dir/*.deb" >/dev/null; then
   deps_prefix=$build_dir/deps
   mkdir -p "$build_dir"
   stage_note="$(ls "$deps_dir"/*.deb | wc -l) packages from ${deps_dir#"$repo"/} into ${deps_prefix#"$repo"/}"
-  if stage deps 120 "$repo/scripts/gpu-deps-bundle.sh" --out "$deps_dir" --unpack "$deps_prefix"; then
+  if stage deps 120 bash "$repo/scripts/gpu-deps-bundle.sh" --out "$deps_dir" \
+      --unpack "$deps_prefix"; then
     # shellcheck disable=SC1091
     source "$deps_prefix/env.sh"
     deps_source="Debian 12 packages of ${deps_dir#"$repo"/}, unpacked into ${deps_prefix#"$repo"/}"
