@@ -143,9 +143,12 @@ do_configure() {
     "${launcher[@]}" "${GPU_DEPS_CMAKE_ARGS[@]}" "${cuda_cmake_args[@]}"
 }
 
+# The programs of the tests labelled gpu: tests/cuda's, and the multi-rank GPU ones.
 gpu_test_targets() {
   local source
-  for source in "$repo"/tests/cuda/*_test.cpp; do basename "$source" .cpp; done
+  for source in "$repo"/tests/cuda/*_test.cpp "$repo"/tests/distributed/*gpu_mpitest.cpp; do
+    basename "$source" .cpp
+  done
 }
 
 do_build() {
