@@ -1,6 +1,7 @@
 // 2-D pooling kernels on a CUDA device: one thread per output element forward, one thread per
 // input element backward (gather form, see core/cuda/pooling_math.h, which holds all of the
 // per-element arithmetic). Grid-stride loops over N * C * plane, so any size fits one launch.
+// The operand checks and output shapes are the CPU kernels' (core/cpu/pooling.h).
 #include "core/cuda/launch.h"
 #include "core/cuda/pooling.h"
 #include "core/cuda/pooling_math.h"
@@ -11,42 +12,21 @@ namespace {
 
 using pooling::PoolGeometry;
 
-void checkInput(const char* op, const Tensor& input) {
-  IMERGE_CHECK(input.defined(), op, ": input is undefined");
-  IMERGE_CHECK(input.dtype() == DType::Float32, op, ": input ", input.describe(),
-               " must be float32");
-  IMERGE_CHECK(input.ndim() == 4, op, ": input ", input.describe(),
-               " must have 4 dimensions [N, C, H, W]");
-  // An empty plane would leave the windows empty (the CPU would read outside the input).
-  IMERGE_CHECK(input.dim(2) > 0 && input.dim(3) > 0, op, ": input ", input.describe(),
-               " has an empty H x W plane");
-  IMERGE_CHECK(input.device().type() == DeviceType::CUDA, op, ": input ", input.describe(),
-               " is on ", input.device().name(), ", this kernel runs on a CUDA device");
+void checkOnCuda(const char* op, const char* what, const Tensor& tensor) {
+  IMERGE_CHECK(tensor.device().type() == DeviceType::CUDA, op, ": ", what, " ", tensor.describe(),
+               " is on ", tensor.device().name(), ", this kernel runs on a CUDA device");
 }
 
-// The CPU's checks and output shape (core/cpu/pooling.cpp), so both devices refuse the same
-// options with the same words.
-Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  for (int axis = 0; axis < 2; ++axis) {
-    IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
-                 kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
-                 " must be positive and padding ", padding[0], "x", padding[1],
-                 " non-negative (input ", shapeToString(inputShape), ")");
-    // PyTorch's limit: a window must always cover at least one input element.
-    IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
-                 " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
-                 shapeToString(inputShape), ")");
-  }
-  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
-  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
-  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
-               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
-               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
-               padding[1], ")");
-  return {inputShape[0], inputShape[1],
-          pooling::pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
-          pooling::pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
+// The checks shared with the CPU (core/cpu/pooling.h) come first, so both devices refuse the
+// same operands with the same words; then this device's own.
+void checkInput(const char* op, const Tensor& input) {
+  cpu::checkPoolInput(op, input);
+  checkOnCuda(op, "input", input);
+}
+
+void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape) {
+  cpu::checkPoolGradOutput(op, gradOutput, outputShape);
+  checkOnCuda(op, "gradient of the output", gradOutput);
 }
 
 PoolGeometry geometry(const Shape& inputShape, const Shape& outputShape,
@@ -58,17 +38,6 @@ PoolGeometry geometry(const Shape& inputShape, const Shape& outputShape,
 
 PoolGeometry adaptiveGeometry(const Shape& inputShape, const Shape& outputShape) {
   return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0};
-}
-
-void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expected) {
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.dtype() == DType::Float32 &&
-                   gradOutput.shape() == expected,
-               op, ": gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match the output float32", shapeToString(expected));
-  IMERGE_CHECK(gradOutput.device().type() == DeviceType::CUDA, op, ": gradient of the output ",
-               gradOutput.describe(), " is on ", gradOutput.device().name(),
-               ", this kernel runs on a CUDA device");
 }
 
 // ---- kernels ----------------------------------------------------------------------------------
@@ -166,7 +135,7 @@ Tensor averageBackward(const Tensor& gradOutput, const Shape& inputShape, const 
 MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
                                  bool keepWorkspace) {
   checkInput("maxPool2d", input);
-  const Shape outputShape = pooledShape("maxPool2d", input.shape(), params);
+  const Shape outputShape = cpu::pooledShape("maxPool2d", input.shape(), params);
   MaxPool2dResult result;
   result.output = Tensor::empty(outputShape, DType::Float32, input.device());
   if (keepWorkspace) result.workspace = Tensor::empty(outputShape, DType::Int32, input.device());
@@ -182,9 +151,7 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
 
 Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, const Shape& inputShape,
                          const Pool2dParams& params) {
-  IMERGE_CHECK(inputShape.size() == 4, "maxPool2d backward: input shape ",
-               shapeToString(inputShape), " must have 4 dimensions [N, C, H, W]");
-  const Shape outputShape = pooledShape("maxPool2d backward", inputShape, params);
+  const Shape outputShape = cpu::pooledShape("maxPool2d backward", inputShape, params);
   checkGradOutput("maxPool2d backward", gradOutput, outputShape);
   IMERGE_CHECK(
       workspace.defined() && workspace.dtype() == DType::Int32 && workspace.shape() == outputShape,
@@ -205,16 +172,14 @@ Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, cons
 
 Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool countIncludePad) {
   checkInput("avgPool2d", input);
-  const Shape outputShape = pooledShape("avgPool2d", input.shape(), params);
+  const Shape outputShape = cpu::pooledShape("avgPool2d", input.shape(), params);
   return averageForward(input, outputShape, geometry(input.shape(), outputShape, params),
                         countIncludePad, false, "avgPool2d");
 }
 
 Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
                          const Pool2dParams& params, bool countIncludePad) {
-  IMERGE_CHECK(inputShape.size() == 4, "avgPool2d backward: input shape ",
-               shapeToString(inputShape), " must have 4 dimensions [N, C, H, W]");
-  const Shape outputShape = pooledShape("avgPool2d backward", inputShape, params);
+  const Shape outputShape = cpu::pooledShape("avgPool2d backward", inputShape, params);
   checkGradOutput("avgPool2d backward", gradOutput, outputShape);
   return averageBackward(gradOutput, inputShape, geometry(inputShape, outputShape, params),
                          countIncludePad, false, "avgPool2d backward");
@@ -222,25 +187,14 @@ Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
 
 Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize) {
   checkInput("adaptiveAvgPool2d", input);
-  IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
-               outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
-               ")");
-  const Shape outputShape = {input.dim(0), input.dim(1), outputSize[0], outputSize[1]};
+  const Shape outputShape = cpu::adaptivePooledShape(input, outputSize);
   return averageForward(input, outputShape, adaptiveGeometry(input.shape(), outputShape), false,
                         true, "adaptiveAvgPool2d");
 }
 
 Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape) {
-  IMERGE_CHECK(inputShape.size() == 4 && gradOutput.defined() && gradOutput.ndim() == 4 &&
-                   gradOutput.dtype() == DType::Float32 && gradOutput.dim(0) == inputShape[0] &&
-                   gradOutput.dim(1) == inputShape[1] && gradOutput.dim(2) > 0 &&
-                   gradOutput.dim(3) > 0,
-               "adaptiveAvgPool2d backward: gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not fit input float32", shapeToString(inputShape));
-  IMERGE_CHECK(gradOutput.device().type() == DeviceType::CUDA,
-               "adaptiveAvgPool2d backward: gradient of the output ", gradOutput.describe(),
-               " is on ", gradOutput.device().name(), ", this kernel runs on a CUDA device");
+  cpu::checkAdaptivePoolGradOutput(gradOutput, inputShape);
+  checkOnCuda("adaptiveAvgPool2d backward", "gradient of the output", gradOutput);
   return averageBackward(gradOutput, inputShape, adaptiveGeometry(inputShape, gradOutput.shape()),
                          false, true, "adaptiveAvgPool2d backward");
 }
