@@ -2,6 +2,7 @@
 // input element backward (gather form, see core/cuda/pooling_math.h, which holds all of the
 // per-element arithmetic). Grid-stride loops over N * C * plane, so any size fits one launch.
 // The operand checks and output shapes are the CPU kernels' (core/cpu/pooling.h).
+#include "core/cuda/flat_index.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/pooling.h"
 #include "core/cuda/pooling_math.h"
@@ -29,30 +30,17 @@ void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& outp
   checkOnCuda(op, "gradient of the output", gradOutput);
 }
 
-PoolGeometry geometry(const Shape& inputShape, const Shape& outputShape,
-                      const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], kernel[0],
-          kernel[1],     stride[0],     stride[1],      padding[0],     padding[1]};
-}
-
-PoolGeometry adaptiveGeometry(const Shape& inputShape, const Shape& outputShape) {
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0};
-}
-
 // ---- kernels ----------------------------------------------------------------------------------
 
 // input [planes, H, W] -> output, argmax [planes, Ho, Wo]; argmax may be null (inference).
 __global__ void maxPoolForwardKernel(float* output, int32_t* argmax, const float* input,
                                      PoolGeometry g, int64_t planes) {
-  const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * outputPlane;
+  const int64_t n = planes * g.outHeight * g.outWidth;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / outputPlane;
-    const int64_t within = i - plane * outputPlane;
-    const pooling::MaxAndIndex winner = pooling::maxPoolOutput(
-        input + plane * g.height * g.width, g, within / g.outWidth, within % g.outWidth);
+    const auto [plane, oh, ow] = positionOf(i, g.outHeight, g.outWidth);
+    const pooling::MaxAndIndex winner =
+        pooling::maxPoolOutput(input + plane * g.height * g.width, g, oh, ow);
     output[i] = winner.value;
     if (argmax != nullptr) argmax[i] = winner.index;
   }
@@ -61,30 +49,24 @@ __global__ void maxPoolForwardKernel(float* output, int32_t* argmax, const float
 // gradOutput, argmax [planes, Ho, Wo] -> gradInput [planes, H, W]
 __global__ void maxPoolBackwardKernel(float* gradInput, const float* gradOutput,
                                       const int32_t* argmax, PoolGeometry g, int64_t planes) {
-  const int64_t inputPlane = g.height * g.width;
   const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * inputPlane;
+  const int64_t n = planes * g.height * g.width;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / inputPlane;
-    const int64_t within = i - plane * inputPlane;
-    gradInput[i] =
-        pooling::maxPoolGradInput(gradOutput + plane * outputPlane, argmax + plane * outputPlane, g,
-                                  within / g.width, within % g.width);
+    const auto [plane, h, w] = positionOf(i, g.height, g.width);
+    gradInput[i] = pooling::maxPoolGradInput(gradOutput + plane * outputPlane,
+                                             argmax + plane * outputPlane, g, h, w);
   }
 }
 
 // input [planes, H, W] -> output [planes, Ho, Wo]; adaptive windows when `adaptive`.
 __global__ void avgPoolForwardKernel(float* output, const float* input, PoolGeometry g,
                                      int64_t planes, bool countIncludePad, bool adaptive) {
-  const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * outputPlane;
+  const int64_t n = planes * g.outHeight * g.outWidth;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / outputPlane;
-    const int64_t within = i - plane * outputPlane;
+    const auto [plane, oh, ow] = positionOf(i, g.outHeight, g.outWidth);
     const float* inputPlane = input + plane * g.height * g.width;
-    const int64_t oh = within / g.outWidth, ow = within % g.outWidth;
     output[i] = adaptive ? pooling::adaptiveAvgPoolOutput(inputPlane, g, oh, ow)
                          : pooling::avgPoolOutput(inputPlane, g, countIncludePad, oh, ow);
   }
@@ -93,14 +75,11 @@ __global__ void avgPoolForwardKernel(float* output, const float* input, PoolGeom
 // gradOutput [planes, Ho, Wo] -> gradInput [planes, H, W]; adaptive windows when `adaptive`.
 __global__ void avgPoolBackwardKernel(float* gradInput, const float* gradOutput, PoolGeometry g,
                                       int64_t planes, bool countIncludePad, bool adaptive) {
-  const int64_t inputPlane = g.height * g.width;
-  const int64_t n = planes * inputPlane;
+  const int64_t n = planes * g.height * g.width;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / inputPlane;
-    const int64_t within = i - plane * inputPlane;
+    const auto [plane, h, w] = positionOf(i, g.height, g.width);
     const float* gradPlane = gradOutput + plane * g.outHeight * g.outWidth;
-    const int64_t h = within / g.width, w = within % g.width;
     gradInput[i] = adaptive ? pooling::adaptiveAvgPoolGradInput(gradPlane, g, h, w)
                             : pooling::avgPoolGradInput(gradPlane, g, countIncludePad, h, w);
   }
@@ -143,7 +122,7 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
   if (n == 0) return result;
   maxPoolForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, streamOf(input)>>>(
       result.output.data<float>(), keepWorkspace ? result.workspace.data<int32_t>() : nullptr,
-      input.data<float>(), geometry(input.shape(), outputShape, params),
+      input.data<float>(), pooling::stridedGeometry(input.shape(), outputShape, params),
       outputShape[0] * outputShape[1]);
   checkLaunch("maxPool2d");
   return result;
@@ -165,7 +144,7 @@ Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, cons
   if (n == 0) return gradInput;
   maxPoolBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, streamOf(gradOutput)>>>(
       gradInput.data<float>(), gradOutput.data<float>(), workspace.data<int32_t>(),
-      geometry(inputShape, outputShape, params), inputShape[0] * inputShape[1]);
+      pooling::stridedGeometry(inputShape, outputShape, params), inputShape[0] * inputShape[1]);
   checkLaunch("maxPool2d backward");
   return gradInput;
 }
@@ -173,7 +152,8 @@ Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, cons
 Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool countIncludePad) {
   checkInput("avgPool2d", input);
   const Shape outputShape = cpu::pooledShape("avgPool2d", input.shape(), params);
-  return averageForward(input, outputShape, geometry(input.shape(), outputShape, params),
+  return averageForward(input, outputShape,
+                        pooling::stridedGeometry(input.shape(), outputShape, params),
                         countIncludePad, false, "avgPool2d");
 }
 
@@ -181,22 +161,24 @@ Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
                          const Pool2dParams& params, bool countIncludePad) {
   const Shape outputShape = cpu::pooledShape("avgPool2d backward", inputShape, params);
   checkGradOutput("avgPool2d backward", gradOutput, outputShape);
-  return averageBackward(gradOutput, inputShape, geometry(inputShape, outputShape, params),
-                         countIncludePad, false, "avgPool2d backward");
+  return averageBackward(gradOutput, inputShape,
+                         pooling::stridedGeometry(inputShape, outputShape, params), countIncludePad,
+                         false, "avgPool2d backward");
 }
 
 Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize) {
   checkInput("adaptiveAvgPool2d", input);
   const Shape outputShape = cpu::adaptivePooledShape(input, outputSize);
-  return averageForward(input, outputShape, adaptiveGeometry(input.shape(), outputShape), false,
-                        true, "adaptiveAvgPool2d");
+  return averageForward(input, outputShape, pooling::adaptiveGeometry(input.shape(), outputShape),
+                        false, true, "adaptiveAvgPool2d");
 }
 
 Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape) {
   cpu::checkAdaptivePoolGradOutput(gradOutput, inputShape);
   checkOnCuda("adaptiveAvgPool2d backward", "gradient of the output", gradOutput);
-  return averageBackward(gradOutput, inputShape, adaptiveGeometry(inputShape, gradOutput.shape()),
-                         false, true, "adaptiveAvgPool2d backward");
+  return averageBackward(gradOutput, inputShape,
+                         pooling::adaptiveGeometry(inputShape, gradOutput.shape()), false, true,
+                         "adaptiveAvgPool2d backward");
 }
 
 }  // namespace imerge::cuda
