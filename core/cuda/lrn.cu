@@ -29,14 +29,11 @@ bool usesCudnn(const LrnParams& params) {
          params.beta >= CUDNN_LRN_MIN_BETA;
 }
 
+// The CPU's checks and words (core/cpu/lrn.h), then this device's.
 void checkInput(const char* op, const Tensor& input, const LrnParams& params) {
-  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
-               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
-               " must be float32 [N, C, H, W]");
+  cpu::checkLrnInput(op, input, params);
   IMERGE_CHECK(input.device().type() == DeviceType::CUDA, op, ": input ", input.describe(),
                " is on ", input.device().name(), ", this kernel runs on a CUDA device");
-  IMERGE_CHECK(params.size > 0, op, ": size ", params.size, " must be positive (input ",
-               input.describe(), ")");
 }
 
 // PyTorch's parameters unchanged: cuDNN divides alpha by n itself (see the top).
