@@ -45,26 +45,6 @@ struct Log {
   }
 };
 
-std::string markName(StepMark mark) {
-  switch (mark) {
-    case StepMark::ForwardStart:
-      return "forward start";
-    case StepMark::BackwardStart:
-      return "backward start";
-    case StepMark::GradReady:
-      return "grad ready";
-    case StepMark::BackwardEnd:
-      return "backward end";
-    case StepMark::StepEnd:
-      return "step end";
-    case StepMark::BucketStart:
-      return "bucket start";
-    case StepMark::BucketEnd:
-      return "bucket end";
-  }
-  return "?";
-}
-
 // Events are tags: the address of a slot, one per (kind, bucket).
 class FakeEvents final : public DeviceStepEvents {
  public:
@@ -88,7 +68,7 @@ class FakeEvents final : public DeviceStepEvents {
   void mark(StepMark mark, size_t index) override {
     ASSERT_TRUE(mark != StepMark::GradReady || index < parameters_);
     recorded_.insert({mark, index});
-    std::string line = markName(mark);  // appended: GCC 12 warns falsely on a sum here
+    std::string line = stepMarkName(mark);  // appended: GCC 12 warns falsely on a sum here
     if (mark == StepMark::GradReady) line.append(" ").append(std::to_string(index));
     log_.add(std::move(line));
   }
