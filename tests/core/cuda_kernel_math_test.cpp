@@ -23,32 +23,18 @@
 #include "core/cuda/flat_index.h"
 #include "core/cuda/lrn_math.h"
 #include "core/cuda/pooling_math.h"
-#include "core/random.h"
+#include "support/expect_close.h"
+#include "support/gradcheck.h"
+#include "support/pool_cases.h"
 
 namespace imerge {
 namespace {
 
-using cpu::Pool2dParams;
 using cuda::pooling::PoolGeometry;
-
-Tensor randomTensor(const Shape& shape, uint64_t seed, float low = -1.0f, float high = 1.0f) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(low, high);
-  return Tensor::fromVector(values, shape);
-}
-
-// |actual - expected| <= tolerance * max(1, |expected|), elementwise, first offender reported.
-void expectClose(const std::vector<float>& actual, const Tensor& expected, float tolerance,
-                 const std::string& what) {
-  const std::vector<float> reference = expected.toVector();
-  ASSERT_EQ(actual.size(), reference.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const float bound = tolerance * std::max(1.0f, std::fabs(reference[i]));
-    ASSERT_LE(std::fabs(actual[i] - reference[i]), bound)
-        << what << ": element " << i << " is " << actual[i] << ", the CPU's " << reference[i];
-  }
-}
+using testing::describe;
+using testing::expectClose;
+using testing::PoolCase;
+using testing::randomTensor;
 
 // Bit-for-bit equal, NaN included.
 void expectIdentical(const std::vector<float>& actual, const Tensor& expected,
@@ -63,38 +49,20 @@ void expectIdentical(const std::vector<float>& actual, const Tensor& expected,
 
 // ---- pooling ----------------------------------------------------------------------------------
 
-struct PoolCase {
-  Shape input;
-  Pool2dParams params;
-};
-
-std::string describe(const PoolCase& c) {
-  const auto& p = c.params;
-  return shapeToString(c.input) + " k" + std::to_string(p.kernel[0]) + "x" +
-         std::to_string(p.kernel[1]) + " s" + std::to_string(p.stride[0]) + "x" +
-         std::to_string(p.stride[1]) + " p" + std::to_string(p.padding[0]) + "x" +
-         std::to_string(p.padding[1]) + (p.ceilMode ? " ceil" : "");
-}
-
-// Shapes of the models and the edge cases: odd sizes, padding, stride > kernel, kernel >
-// stride, ceil mode with its extra window kept and dropped, non-square everything.
+// The models' shapes in small sizes, the edge cases the GPU test runs too, and two more: a
+// window reaching into the padding on both sides of a 2 x 3 plane, one window covering the
+// whole plane.
 std::vector<PoolCase> poolCases() {
-  return {
+  std::vector<PoolCase> cases = {
       {{2, 3, 12, 12}, {{3, 3}, {2, 2}, {1, 1}, false}},  // ResNet's stem max pool
       {{2, 3, 11, 11}, {{3, 3}, {2, 2}, {1, 1}, false}},
       {{2, 2, 8, 8}, {{2, 2}, {2, 2}, {0, 0}, false}},    // VGG
       {{1, 2, 13, 13}, {{3, 3}, {2, 2}, {0, 0}, false}},  // AlexNet
-      {{1, 2, 9, 7}, {{2, 2}, {3, 3}, {0, 0}, false}},    // stride > kernel: gaps
-      {{1, 2, 10, 11}, {{2, 3}, {3, 4}, {1, 1}, false}},
-      {{1, 2, 7, 9}, {{4, 5}, {1, 2}, {2, 2}, false}},  // kernel > stride, much overlap
-      {{1, 1, 6, 6}, {{3, 3}, {2, 2}, {0, 0}, true}},   // ceil: extra window kept
-      {{1, 1, 5, 5}, {{2, 2}, {2, 2}, {1, 1}, true}},   // ceil: last window dropped
-      {{1, 2, 7, 10}, {{3, 2}, {1, 3}, {1, 0}, true}},
-      {{2, 1, 8, 9}, {{3, 3}, {2, 2}, {1, 1}, true}},  // ceil past the real padding
-      {{1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0}, false}},
-      {{1, 1, 2, 3}, {{2, 2}, {2, 2}, {1, 1}, true}},
-      {{1, 3, 4, 4}, {{4, 4}, {4, 4}, {0, 0}, false}},
   };
+  for (const PoolCase& c : testing::poolEdgeCases()) cases.push_back(c);
+  cases.push_back({{1, 1, 2, 3}, {{2, 2}, {2, 2}, {1, 1}, true}});
+  cases.push_back({{1, 3, 4, 4}, {{4, 4}, {4, 4}, {0, 0}, false}});
+  return cases;
 }
 
 struct MaxResult {
@@ -273,12 +241,12 @@ TEST(CudaPoolingMath, AvgPoolMatchesTheCpuBothWaysOfCountingPadding) {
       const Shape outputShape = pooledShapeOf(c);
       ASSERT_EQ(outputShape, reference.shape()) << what;
       const PoolGeometry g = cuda::pooling::stridedGeometry(c.input, outputShape, c.params);
-      expectClose(avgPoolForward(input, outputShape, g, countIncludePad, false), reference, 1e-6f,
-                  "avg forward " + what);
+      expectClose(avgPoolForward(input, outputShape, g, countIncludePad, false), reference,
+                  "avg forward " + what, 1e-6f);
       const Tensor gradOutput = randomTensor(outputShape, seed++);
       expectClose(avgPoolBackward(gradOutput, c.input, g, countIncludePad, false),
-                  cpu::avgPool2dBackward(gradOutput, c.input, c.params, countIncludePad), 1e-6f,
-                  "avg backward " + what);
+                  cpu::avgPool2dBackward(gradOutput, c.input, c.params, countIncludePad),
+                  "avg backward " + what, 1e-6f);
     }
   }
 }
@@ -305,12 +273,12 @@ TEST(CudaPoolingMath, AdaptiveAvgPoolMatchesTheCpu) {
     const Tensor reference = cpu::adaptiveAvgPool2dForward(input, c.output);
     const Shape outputShape = {c.input[0], c.input[1], c.output[0], c.output[1]};
     const PoolGeometry g = cuda::pooling::adaptiveGeometry(c.input, outputShape);
-    expectClose(avgPoolForward(input, outputShape, g, false, true), reference, 1e-6f,
-                "adaptive forward " + what);
+    expectClose(avgPoolForward(input, outputShape, g, false, true), reference,
+                "adaptive forward " + what, 1e-6f);
     const Tensor gradOutput = randomTensor(outputShape, seed++);
     expectClose(avgPoolBackward(gradOutput, c.input, g, false, true),
-                cpu::adaptiveAvgPool2dBackward(gradOutput, c.input), 1e-6f,
-                "adaptive backward " + what);
+                cpu::adaptiveAvgPool2dBackward(gradOutput, c.input), "adaptive backward " + what,
+                1e-6f);
   }
 }
 
@@ -375,11 +343,11 @@ TEST(CudaLrnMath, MatchesTheCpuForEverySize) {
     const cpu::LrnResult reference = cpu::lrnForward(input, params, true);
     std::vector<float> output, scale;
     lrnForward(input, lrn, output, scale);
-    expectClose(output, reference.output, 1e-6f, "lrn forward " + what);
+    expectClose(output, reference.output, "lrn forward " + what, 1e-6f);
     const Tensor gradOutput = randomTensor(shape, seed++);
     expectClose(lrnBackward(gradOutput, input, scale, lrn),
-                cpu::lrnBackward(gradOutput, input, reference.workspace, params), 1e-6f,
-                "lrn backward " + what);
+                cpu::lrnBackward(gradOutput, input, reference.workspace, params),
+                "lrn backward " + what, 1e-6f);
   }
 }
 
