@@ -25,26 +25,6 @@ struct Mark {
   bool recorded = false;
 };
 
-const char* markName(StepMark mark) {
-  switch (mark) {
-    case StepMark::ForwardStart:
-      return "forward start";
-    case StepMark::BackwardStart:
-      return "backward start";
-    case StepMark::GradReady:
-      return "gradient ready";
-    case StepMark::BackwardEnd:
-      return "backward end";
-    case StepMark::StepEnd:
-      return "optimizer end";
-    case StepMark::BucketStart:
-      return "bucket start";
-    case StepMark::BucketEnd:
-      return "bucket end";
-  }
-  return "unknown mark";
-}
-
 class CudaStepEvents final : public DeviceStepEvents {
  public:
   explicit CudaStepEvents(CudaDevice& device) : device_(device) {
@@ -98,9 +78,9 @@ class CudaStepEvents final : public DeviceStepEvents {
 
   void mark(StepMark mark, size_t index) override {
     IMERGE_CHECK(mark != StepMark::BucketStart && mark != StepMark::BucketEnd,
-                 "DeviceStepEvents::mark: the communicator records the ", markName(mark));
+                 "DeviceStepEvents::mark: the communicator records the ", stepMarkName(mark));
     Mark* slot = find(mark, index);
-    IMERGE_CHECK(slot, "DeviceStepEvents::mark: no room for ", markName(mark), " ", index,
+    IMERGE_CHECK(slot, "DeviceStepEvents::mark: no room for ", stepMarkName(mark), " ", index,
                  " (reserve() first)");
     // Without an origin (a Reducer used without DataParallel) the step begins here.
     if (!origin_.recorded) beginStep();

@@ -37,6 +37,27 @@ enum class StepMark {
   BucketEnd,
 };
 
+// The mark as messages and logs name it ("backward start").
+inline const char* stepMarkName(StepMark mark) {
+  switch (mark) {
+    case StepMark::ForwardStart:
+      return "forward start";
+    case StepMark::BackwardStart:
+      return "backward start";
+    case StepMark::GradReady:
+      return "gradient ready";
+    case StepMark::BackwardEnd:
+      return "backward end";
+    case StepMark::StepEnd:
+      return "optimizer end";
+    case StepMark::BucketStart:
+      return "bucket start";
+    case StepMark::BucketEnd:
+      return "bucket end";
+  }
+  return "unknown mark";
+}
+
 class DeviceStepEvents {
  public:
   virtual ~DeviceStepEvents() = default;

@@ -17,20 +17,8 @@ struct Layout {
 };
 
 Layout checkInput(const char* op, const Tensor& input) {
-  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
-               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
-               " must be float32 [N, C, H, W]");
+  checkBatchNormInput(op, input);
   return {input.dim(0), input.dim(1), input.dim(2) * input.dim(3)};
-}
-
-void checkPerChannel(const char* op, const char* what, const Tensor& tensor, const Tensor& input,
-                     bool optional) {
-  if (optional && !tensor.defined()) return;
-  IMERGE_CHECK(tensor.defined(), op, ": ", what, " is undefined");
-  IMERGE_CHECK(
-      tensor.dtype() == DType::Float32 && tensor.ndim() == 1 && tensor.dim(0) == input.dim(1), op,
-      ": ", what, " ", tensor.describe(), " does not match ", input.dim(1), " channels of input ",
-      input.describe());
 }
 
 // Per-channel gamma and beta with the defaults for undefined tensors.
@@ -51,11 +39,35 @@ void affineChannel(const float* x, float* y, const Layout& layout, int64_t c, fl
 
 }  // namespace
 
+void checkBatchNormInput(const char* op, const Tensor& input) {
+  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
+               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
+               " must be float32 [N, C, H, W]");
+}
+
+void checkBatchNormPerChannel(const char* op, const char* what, const Tensor& tensor,
+                              const Tensor& input, bool optional) {
+  if (optional && !tensor.defined()) return;
+  IMERGE_CHECK(tensor.defined(), op, ": ", what, " is undefined");
+  IMERGE_CHECK(
+      tensor.dtype() == DType::Float32 && tensor.ndim() == 1 && tensor.dim(0) == input.dim(1), op,
+      ": ", what, " ", tensor.describe(), " does not match ", input.dim(1), " channels of input ",
+      input.describe());
+}
+
+void checkBatchNormGradOutput(const char* op, const Tensor& gradOutput, const Tensor& input) {
+  IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
+                   gradOutput.dtype() == DType::Float32,
+               op, ": gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not match input ", input.describe());
+}
+
 BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tensor& weight,
                                                  const Tensor& bias, float eps) {
   const Layout layout = checkInput("batchNorm2d", input);
-  checkPerChannel("batchNorm2d", "weight", weight, input, true);
-  checkPerChannel("batchNorm2d", "bias", bias, input, true);
+  checkBatchNormPerChannel("batchNorm2d", "weight", weight, input, true);
+  checkBatchNormPerChannel("batchNorm2d", "bias", bias, input, true);
   IMERGE_CHECK(layout.count() > 0, "batchNorm2d: input ", input.describe(), " has no elements");
 
   BatchNormTrainingResult result{Tensor::emptyLike(input), Tensor::empty({layout.channels}),
@@ -99,10 +111,10 @@ BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tens
 Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                  const Tensor& mean, const Tensor& variance, float eps) {
   const Layout layout = checkInput("batchNorm2d", input);
-  checkPerChannel("batchNorm2d", "weight", weight, input, true);
-  checkPerChannel("batchNorm2d", "bias", bias, input, true);
-  checkPerChannel("batchNorm2d", "running mean", mean, input, false);
-  checkPerChannel("batchNorm2d", "running variance", variance, input, false);
+  checkBatchNormPerChannel("batchNorm2d", "weight", weight, input, true);
+  checkBatchNormPerChannel("batchNorm2d", "bias", bias, input, true);
+  checkBatchNormPerChannel("batchNorm2d", "running mean", mean, input, false);
+  checkBatchNormPerChannel("batchNorm2d", "running variance", variance, input, false);
   Tensor output = Tensor::emptyLike(input);
   const float* x = input.data<float>();  // [N, C, H, W]
   float* y = output.data<float>();       // [N, C, H, W]
@@ -119,14 +131,10 @@ BatchNormGradients batchNormBackward(const Tensor& gradOutput, const Tensor& inp
                                      const Tensor& weight, const Tensor& mean,
                                      const Tensor& variance, float eps, bool statisticsFromBatch) {
   const Layout layout = checkInput("batchNorm2d backward", input);
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
-                   gradOutput.dtype() == DType::Float32,
-               "batchNorm2d backward: gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match input ", input.describe());
-  checkPerChannel("batchNorm2d backward", "weight", weight, input, true);
-  checkPerChannel("batchNorm2d backward", "mean", mean, input, false);
-  checkPerChannel("batchNorm2d backward", "variance", variance, input, false);
+  checkBatchNormGradOutput("batchNorm2d backward", gradOutput, input);
+  checkBatchNormPerChannel("batchNorm2d backward", "weight", weight, input, true);
+  checkBatchNormPerChannel("batchNorm2d backward", "mean", mean, input, false);
+  checkBatchNormPerChannel("batchNorm2d backward", "variance", variance, input, false);
 
   BatchNormGradients gradients{Tensor::emptyLike(input), Tensor::empty({layout.channels}),
                                Tensor::empty({layout.channels})};

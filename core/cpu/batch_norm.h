@@ -19,6 +19,19 @@ struct BatchNormTrainingResult {
   Tensor variance;  // [C] batch variance, biased (divided by N*H*W), as used to normalise
 };
 
+// The operand checks every device's batch-norm kernels share, with the same words (each kernel
+// then checks that its operands are on its device). They throw imerge::Error naming `op`
+// ("batchNorm2d", "batchNorm2d backward") and the operand at fault.
+//
+// A defined float32 [N, C, H, W] input.
+void checkBatchNormInput(const char* op, const Tensor& input);
+// A float32 [C] tensor for input's C channels, called `what` in messages ("weight"); undefined
+// passes when `optional`.
+void checkBatchNormPerChannel(const char* op, const char* what, const Tensor& tensor,
+                              const Tensor& input, bool optional);
+// A backward's gradOutput: defined, float32 and of input's shape.
+void checkBatchNormGradOutput(const char* op, const Tensor& gradOutput, const Tensor& input);
+
 // Normalises with the batch's own statistics.
 BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tensor& weight,
                                                  const Tensor& bias, float eps);

@@ -16,14 +16,6 @@ using dnnl::lrn_forward;
 using dnnl::memory;
 using dnnl::prop_kind;
 
-void checkInput(const char* op, const Tensor& input, const LrnParams& params) {
-  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
-               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
-               " must be float32 [N, C, H, W]");
-  IMERGE_CHECK(params.size > 0, op, ": size ", params.size, " must be positive (input ",
-               input.describe(), ")");
-}
-
 // PyTorch's window around channel c: `before` channels below it and `after` above.
 struct ChannelWindow {
   int64_t before;
@@ -161,8 +153,16 @@ void directBackward(const Tensor& gradOutput, const Tensor& input, const Tensor&
 
 }  // namespace
 
+void checkLrnInput(const char* op, const Tensor& input, const LrnParams& params) {
+  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
+               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
+               " must be float32 [N, C, H, W]");
+  IMERGE_CHECK(params.size > 0, op, ": size ", params.size, " must be positive (input ",
+               input.describe(), ")");
+}
+
 LrnResult lrnForward(const Tensor& input, const LrnParams& params, bool keepWorkspace) {
-  checkInput("localResponseNorm", input, params);
+  checkLrnInput("localResponseNorm", input, params);
   LrnResult result;
   result.output = Tensor::emptyLike(input);
   if (!useOneDnn(params)) {
@@ -191,7 +191,7 @@ LrnResult lrnForward(const Tensor& input, const LrnParams& params, bool keepWork
 
 Tensor lrnBackward(const Tensor& gradOutput, const Tensor& input, const Tensor& workspace,
                    const LrnParams& params) {
-  checkInput("localResponseNorm backward", input, params);
+  checkLrnInput("localResponseNorm backward", input, params);
   IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
                    gradOutput.dtype() == DType::Float32,
                "localResponseNorm backward: gradient of the output ",

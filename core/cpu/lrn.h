@@ -27,6 +27,11 @@ struct LrnResult {
   Tensor workspace;  // what the backward needs: oneDNN's workspace, or scale [N, C, H, W]
 };
 
+// The input checks every device's LRN kernels share, with the same words (the device is each
+// kernel's to check): a defined float32 [N, C, H, W] input and a positive size. Throws
+// imerge::Error naming `op`.
+void checkLrnInput(const char* op, const Tensor& input, const LrnParams& params);
+
 // keepWorkspace: the backward will follow (training); otherwise the workspace is undefined.
 LrnResult lrnForward(const Tensor& input, const LrnParams& params, bool keepWorkspace);
 // input and workspace from the forward; gradOutput [N, C, H, W] -> gradInput [N, C, H, W].

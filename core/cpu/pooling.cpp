@@ -17,37 +17,9 @@ using dnnl::pooling_forward;
 using dnnl::prop_kind;
 
 void checkInput(const char* op, const Tensor& input) {
-  IMERGE_CHECK(input.defined(), op, ": input is undefined");
-  IMERGE_CHECK(input.dtype() == DType::Float32, op, ": input ", input.describe(),
-               " must be float32");
-  IMERGE_CHECK(input.ndim() == 4, op, ": input ", input.describe(),
-               " must have 4 dimensions [N, C, H, W]");
+  checkPoolInput(op, input);
   IMERGE_CHECK(input.device().type() == DeviceType::CPU, op, ": input ", input.describe(),
                " is on ", input.device().name(), ", this kernel runs on the CPU");
-}
-
-// Output shape of a pooling, after checking the options make sense for this input.
-Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  for (int axis = 0; axis < 2; ++axis) {
-    IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
-                 kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
-                 " must be positive and padding ", padding[0], "x", padding[1],
-                 " non-negative (input ", shapeToString(inputShape), ")");
-    // PyTorch's limit: a window must always cover at least one input element.
-    IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
-                 " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
-                 shapeToString(inputShape), ")");
-  }
-  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
-  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
-  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
-               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
-               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
-               padding[1], ")");
-  return {inputShape[0], inputShape[1],
-          pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
-          pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
 }
 
 memory::dims dims(const Shape& shape) {
@@ -294,14 +266,6 @@ algorithm averageAlgorithm(bool countIncludePad) {
                          : algorithm::pooling_avg_exclude_padding;
 }
 
-void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expected) {
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.dtype() == DType::Float32 &&
-                   gradOutput.shape() == expected,
-               op, ": gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match the output float32", shapeToString(expected));
-}
-
 }  // namespace
 
 int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
@@ -310,6 +274,65 @@ int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t pa
   int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   if (ceilMode && (size - 1) * stride >= inputSize + padding) --size;
   return size;
+}
+
+void checkPoolInput(const char* op, const Tensor& input) {
+  IMERGE_CHECK(input.defined(), op, ": input is undefined");
+  IMERGE_CHECK(input.dtype() == DType::Float32, op, ": input ", input.describe(),
+               " must be float32");
+  IMERGE_CHECK(input.ndim() == 4, op, ": input ", input.describe(),
+               " must have 4 dimensions [N, C, H, W]");
+  IMERGE_CHECK(input.dim(2) > 0 && input.dim(3) > 0, op, ": input ", input.describe(),
+               " has an empty H x W plane");
+}
+
+Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
+  IMERGE_CHECK(inputShape.size() == 4, op, ": input shape ", shapeToString(inputShape),
+               " must have 4 dimensions [N, C, H, W]");
+  const auto& [kernel, stride, padding, ceilMode] = params;
+  for (int axis = 0; axis < 2; ++axis) {
+    IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
+                 kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
+                 " must be positive and padding ", padding[0], "x", padding[1],
+                 " non-negative (input ", shapeToString(inputShape), ")");
+    IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
+                 " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
+                 shapeToString(inputShape), ")");
+  }
+  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
+  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
+  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
+               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
+               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
+               padding[1], ")");
+  return {inputShape[0], inputShape[1],
+          pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
+          pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
+}
+
+void checkPoolGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape) {
+  IMERGE_CHECK(gradOutput.defined() && gradOutput.dtype() == DType::Float32 &&
+                   gradOutput.shape() == outputShape,
+               op, ": gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not match the output float32", shapeToString(outputShape));
+}
+
+Shape adaptivePooledShape(const Tensor& input, std::array<int64_t, 2> outputSize) {
+  IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
+               outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
+               ")");
+  return {input.dim(0), input.dim(1), outputSize[0], outputSize[1]};
+}
+
+void checkAdaptivePoolGradOutput(const Tensor& gradOutput, const Shape& inputShape) {
+  IMERGE_CHECK(inputShape.size() == 4 && gradOutput.defined() && gradOutput.ndim() == 4 &&
+                   gradOutput.dtype() == DType::Float32 && gradOutput.dim(0) == inputShape[0] &&
+                   gradOutput.dim(1) == inputShape[1] && gradOutput.dim(2) > 0 &&
+                   gradOutput.dim(3) > 0,
+               "adaptiveAvgPool2d backward: gradient of the output ",
+               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
+               " does not fit input float32", shapeToString(inputShape));
 }
 
 MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
@@ -337,7 +360,7 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
 Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, const Shape& inputShape,
                          const Pool2dParams& params) {
   const Shape outputShape = pooledShape("maxPool2d backward", inputShape, params);
-  checkGradOutput("maxPool2d backward", gradOutput, outputShape);
+  checkPoolGradOutput("maxPool2d backward", gradOutput, outputShape);
   IMERGE_CHECK(
       workspace.defined() && workspace.dtype() == DType::Int32 && workspace.shape() == outputShape,
       "maxPool2d backward: no argmax workspace int32", shapeToString(outputShape),
@@ -387,7 +410,7 @@ Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool co
 Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
                          const Pool2dParams& params, bool countIncludePad) {
   const Shape outputShape = pooledShape("avgPool2d backward", inputShape, params);
-  checkGradOutput("avgPool2d backward", gradOutput, outputShape);
+  checkPoolGradOutput("avgPool2d backward", gradOutput, outputShape);
   Tensor gradInput = Tensor::empty(inputShape);
   if (!oneDnnMatchesAverage(inputShape, outputShape, params, countIncludePad)) {
     const auto& [kernel, stride, padding, ceilMode] = params;
@@ -408,21 +431,14 @@ Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
 
 Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize) {
   checkInput("adaptiveAvgPool2d", input);
-  IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
-               outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
-               ")");
-  Tensor output = Tensor::empty({input.dim(0), input.dim(1), outputSize[0], outputSize[1]});
+  Tensor output = Tensor::empty(adaptivePooledShape(input, outputSize));
   windowedAverageForward(input, output, adaptiveWindows(input.dim(2), outputSize[0]),
                          adaptiveWindows(input.dim(3), outputSize[1]));
   return output;
 }
 
 Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape) {
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.ndim() == 4 &&
-                   gradOutput.dim(0) == inputShape[0] && gradOutput.dim(1) == inputShape[1],
-               "adaptiveAvgPool2d backward: gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not fit input float32", shapeToString(inputShape));
+  checkAdaptivePoolGradOutput(gradOutput, inputShape);
   const std::array<int64_t, 2> outputSize = {gradOutput.dim(2), gradOutput.dim(3)};
   Tensor gradInput = Tensor::empty(inputShape);
   windowedAverageBackward(gradOutput, gradInput, adaptiveWindows(inputShape[2], outputSize[0]),

@@ -37,6 +37,26 @@ struct Pool2dParams {
 int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
                    bool ceilMode);
 
+// The checks every device's pooling kernels share, with the same words on every device; each
+// kernel then checks that its operands are on its own device. They throw imerge::Error naming
+// `op` ("maxPool2d", "avgPool2d backward", ...) and the shapes at fault.
+//
+// A pooling input: defined, float32, [N, C, H, W], with a non-empty H x W plane (an empty plane
+// leaves every window empty, and the kernels would read outside the input).
+void checkPoolInput(const char* op, const Tensor& input);
+// The output shape [N, C, H_out, W_out] of pooling an input of `inputShape` (4 dimensions),
+// after checking the options: positive kernel and stride, padding at most half the kernel (a
+// window always covers an input element, as PyTorch requires), kernel within the padded input.
+Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params);
+// A backward's gradOutput: defined, float32 and of `outputShape`.
+void checkPoolGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape);
+// The output shape of adaptive average pooling `input` (checked by checkPoolInput first) to
+// `outputSize`, which must be positive.
+Shape adaptivePooledShape(const Tensor& input, std::array<int64_t, 2> outputSize);
+// adaptiveAvgPool2dBackward's operands: a float32 gradOutput [N, C, H_out, W_out] with a
+// non-empty plane, N and C those of `inputShape` (4 dimensions).
+void checkAdaptivePoolGradOutput(const Tensor& gradOutput, const Shape& inputShape);
+
 // The output of max pooling and what its backward needs: the workspace records which element
 // of each window won. It is undefined when it was not asked for.
 struct MaxPool2dResult {

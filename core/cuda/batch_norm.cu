@@ -24,7 +24,7 @@ namespace {
 
 namespace math = batch_norm_math;
 
-// ---- operands: the CPU kernels' checks and messages, plus "on one CUDA device" ---------------
+// ---- operands: the CPU kernels' checks (core/cpu/batch_norm.h), plus "on one CUDA device" ----
 
 struct Layout {
   int64_t batch;
@@ -34,9 +34,7 @@ struct Layout {
 };
 
 Layout checkInput(const char* op, const Tensor& input) {
-  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
-               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
-               " must be float32 [N, C, H, W]");
+  cpu::checkBatchNormInput(op, input);
   IMERGE_CHECK(input.device().type() == DeviceType::CUDA, op, ": input ", input.describe(),
                " is on ", input.device().name(), ", not on a CUDA device");
   return {input.dim(0), input.dim(1), input.dim(2) * input.dim(3)};
@@ -44,15 +42,18 @@ Layout checkInput(const char* op, const Tensor& input) {
 
 void checkPerChannel(const char* op, const char* what, const Tensor& tensor, const Tensor& input,
                      bool optional) {
-  if (optional && !tensor.defined()) return;
-  IMERGE_CHECK(tensor.defined(), op, ": ", what, " is undefined");
-  IMERGE_CHECK(
-      tensor.dtype() == DType::Float32 && tensor.ndim() == 1 && tensor.dim(0) == input.dim(1), op,
-      ": ", what, " ", tensor.describe(), " does not match ", input.dim(1), " channels of input ",
-      input.describe());
+  cpu::checkBatchNormPerChannel(op, what, tensor, input, optional);
+  if (!tensor.defined()) return;
   IMERGE_CHECK(&tensor.device() == &input.device(), op, ": ", what, " ", tensor.describe(),
                " is on ", tensor.device().name(), " but input ", input.describe(), " is on ",
                input.device().name(), "; every operand must be on one CUDA device");
+}
+
+void checkGradOutput(const char* op, const Tensor& gradOutput, const Tensor& input) {
+  cpu::checkBatchNormGradOutput(op, gradOutput, input);
+  IMERGE_CHECK(&gradOutput.device() == &input.device(), op, ": gradient of the output ",
+               gradOutput.describe(), " is on ", gradOutput.device().name(), " but input ",
+               input.describe(), " is on ", input.device().name());
 }
 
 void checkEps(const char* op, float eps) {
@@ -205,14 +206,7 @@ BatchNormGradients batchNormTrainingBackward(const Tensor& gradOutput, const Ten
                                              const Tensor& savedInvStd, float eps) {
   const char* op = "batchNorm2d backward";
   const Layout layout = checkInput(op, input);
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
-                   gradOutput.dtype() == DType::Float32,
-               op, ": gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match input ", input.describe());
-  IMERGE_CHECK(&gradOutput.device() == &input.device(), op, ": gradient of the output ",
-               gradOutput.describe(), " is on ", gradOutput.device().name(), " but input ",
-               input.describe(), " is on ", input.device().name());
+  checkGradOutput(op, gradOutput, input);
   checkPerChannel(op, "weight", weight, input, true);
   checkPerChannel(op, "saved mean", savedMean, input, false);
   checkPerChannel(op, "saved inverse standard deviation", savedInvStd, input, false);
@@ -242,14 +236,7 @@ BatchNormGradients batchNormInferenceBackward(const Tensor& gradOutput, const Te
                                               const Tensor& variance, float eps) {
   const char* op = "batchNorm2d backward";
   const Layout layout = checkInput(op, input);
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.shape() == input.shape() &&
-                   gradOutput.dtype() == DType::Float32,
-               op, ": gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match input ", input.describe());
-  IMERGE_CHECK(&gradOutput.device() == &input.device(), op, ": gradient of the output ",
-               gradOutput.describe(), " is on ", gradOutput.device().name(), " but input ",
-               input.describe(), " is on ", input.device().name());
+  checkGradOutput(op, gradOutput, input);
   checkPerChannel(op, "weight", weight, input, true);
   checkPerChannel(op, "mean", mean, input, false);
   checkPerChannel(op, "variance", variance, input, false);

@@ -57,16 +57,24 @@ inline int cudnnSize(int64_t size, const char* op, const char* what, const Shape
   return static_cast<int>(size);
 }
 
-// A dense NCHW float32 tensor [n, c, h, w]; `shape` must have 4 dimensions.
-inline TensorDescriptor nchwTensorDescriptor(const Shape& shape, const char* op, const char* what) {
+// The four sizes of a 4-D shape as the legacy API's ints, or an error naming `op` and `what`.
+struct CudnnDims4 {
+  int d0, d1, d2, d3;
+};
+inline CudnnDims4 cudnnDims4(const Shape& shape, const char* op, const char* what) {
   IMERGE_CHECK(shape.size() == 4, op, ": ", what, " ", shapeToString(shape), " is not 4-D");
   // The legacy API computes offsets in int: the whole tensor must stay below 2^31 elements.
   cudnnSize(shapeNumel(shape), op, what, shape);
+  return {cudnnSize(shape[0], op, what, shape), cudnnSize(shape[1], op, what, shape),
+          cudnnSize(shape[2], op, what, shape), cudnnSize(shape[3], op, what, shape)};
+}
+
+// A dense NCHW float32 tensor [n, c, h, w]; `shape` must have 4 dimensions.
+inline TensorDescriptor nchwTensorDescriptor(const Shape& shape, const char* op, const char* what) {
+  const CudnnDims4 dims = cudnnDims4(shape, op, what);
   TensorDescriptor descriptor;
   IMERGE_CUDA_CHECK(cudnnSetTensor4dDescriptor(
-      descriptor.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, cudnnSize(shape[0], op, what, shape),
-      cudnnSize(shape[1], op, what, shape), cudnnSize(shape[2], op, what, shape),
-      cudnnSize(shape[3], op, what, shape)));
+      descriptor.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, dims.d0, dims.d1, dims.d2, dims.d3));
   return descriptor;
 }
 
@@ -79,13 +87,10 @@ inline TensorDescriptor channelTensorDescriptor(int64_t channels, const char* op
 
 // An OIHW float32 filter [C_out, C_in / groups, kH, kW] (cuDNN's layout for grouped filters).
 inline FilterDescriptor oihwFilterDescriptor(const Shape& shape, const char* op, const char* what) {
-  IMERGE_CHECK(shape.size() == 4, op, ": ", what, " ", shapeToString(shape), " is not 4-D");
-  cudnnSize(shapeNumel(shape), op, what, shape);
+  const CudnnDims4 dims = cudnnDims4(shape, op, what);
   FilterDescriptor descriptor;
   IMERGE_CUDA_CHECK(cudnnSetFilter4dDescriptor(
-      descriptor.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, cudnnSize(shape[0], op, what, shape),
-      cudnnSize(shape[1], op, what, shape), cudnnSize(shape[2], op, what, shape),
-      cudnnSize(shape[3], op, what, shape)));
+      descriptor.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, dims.d0, dims.d1, dims.d2, dims.d3));
   return descriptor;
 }
 

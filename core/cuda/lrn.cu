@@ -13,6 +13,7 @@
 // workspace of that path is the output tensor itself (shared storage, no copy); the own
 // kernel's workspace is the scale [N, C, H, W].
 #include "core/cuda/cudnn_descriptors.h"
+#include "core/cuda/flat_index.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/lrn.h"
 #include "core/cuda/lrn_math.h"
@@ -28,14 +29,11 @@ bool usesCudnn(const LrnParams& params) {
          params.beta >= CUDNN_LRN_MIN_BETA;
 }
 
+// The CPU's checks and words (core/cpu/lrn.h), then this device's.
 void checkInput(const char* op, const Tensor& input, const LrnParams& params) {
-  IMERGE_CHECK(input.defined() && input.dtype() == DType::Float32 && input.ndim() == 4, op,
-               ": input ", input.defined() ? input.describe() : std::string("(undefined)"),
-               " must be float32 [N, C, H, W]");
+  cpu::checkLrnInput(op, input, params);
   IMERGE_CHECK(input.device().type() == DeviceType::CUDA, op, ": input ", input.describe(),
                " is on ", input.device().name(), ", this kernel runs on a CUDA device");
-  IMERGE_CHECK(params.size > 0, op, ": size ", params.size, " must be positive (input ",
-               input.describe(), ")");
 }
 
 // PyTorch's parameters unchanged: cuDNN divides alpha by n itself (see the top).
@@ -57,9 +55,7 @@ __global__ void lrnForwardKernel(float* output, float* scale, const float* input
   const int64_t n = batch * imageSize;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t image = i / imageSize;
-    const int64_t within = i - image * imageSize;
-    const int64_t c = within / planeSize, p = within - c * planeSize;
+    const auto [image, c, p] = positionOf(i, channels, planeSize);
     const float s = lrn::lrnScale(input + image * imageSize, channels, planeSize, c, p, lrn);
     output[i] = lrn::lrnOutput(input[i], s, lrn);
     if (scale != nullptr) scale[i] = s;
@@ -84,9 +80,7 @@ __global__ void lrnBackwardKernel(float* gradInput, const float* gradOutput, con
   const int64_t n = batch * imageSize;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t image = i / imageSize;
-    const int64_t within = i - image * imageSize;
-    const int64_t j = within / planeSize, p = within - j * planeSize;
+    const auto [image, j, p] = positionOf(i, channels, planeSize);
     const int64_t offset = image * imageSize;
     gradInput[i] = lrn::lrnGradInput(gradOutput + offset, input + offset, scale + offset,
                                      through + offset, channels, planeSize, j, p, lrn);

@@ -1,6 +1,8 @@
 // 2-D pooling kernels on a CUDA device: one thread per output element forward, one thread per
 // input element backward (gather form, see core/cuda/pooling_math.h, which holds all of the
 // per-element arithmetic). Grid-stride loops over N * C * plane, so any size fits one launch.
+// The operand checks and output shapes are the CPU kernels' (core/cpu/pooling.h).
+#include "core/cuda/flat_index.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/pooling.h"
 #include "core/cuda/pooling_math.h"
@@ -11,64 +13,21 @@ namespace {
 
 using pooling::PoolGeometry;
 
+void checkOnCuda(const char* op, const char* what, const Tensor& tensor) {
+  IMERGE_CHECK(tensor.device().type() == DeviceType::CUDA, op, ": ", what, " ", tensor.describe(),
+               " is on ", tensor.device().name(), ", this kernel runs on a CUDA device");
+}
+
+// The checks shared with the CPU (core/cpu/pooling.h) come first, so both devices refuse the
+// same operands with the same words; then this device's own.
 void checkInput(const char* op, const Tensor& input) {
-  IMERGE_CHECK(input.defined(), op, ": input is undefined");
-  IMERGE_CHECK(input.dtype() == DType::Float32, op, ": input ", input.describe(),
-               " must be float32");
-  IMERGE_CHECK(input.ndim() == 4, op, ": input ", input.describe(),
-               " must have 4 dimensions [N, C, H, W]");
-  // An empty plane would leave the windows empty (the CPU would read outside the input).
-  IMERGE_CHECK(input.dim(2) > 0 && input.dim(3) > 0, op, ": input ", input.describe(),
-               " has an empty H x W plane");
-  IMERGE_CHECK(input.device().type() == DeviceType::CUDA, op, ": input ", input.describe(),
-               " is on ", input.device().name(), ", this kernel runs on a CUDA device");
+  cpu::checkPoolInput(op, input);
+  checkOnCuda(op, "input", input);
 }
 
-// The CPU's checks and output shape (core/cpu/pooling.cpp), so both devices refuse the same
-// options with the same words.
-Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  for (int axis = 0; axis < 2; ++axis) {
-    IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
-                 kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
-                 " must be positive and padding ", padding[0], "x", padding[1],
-                 " non-negative (input ", shapeToString(inputShape), ")");
-    // PyTorch's limit: a window must always cover at least one input element.
-    IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
-                 " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
-                 shapeToString(inputShape), ")");
-  }
-  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
-  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
-  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
-               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
-               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
-               padding[1], ")");
-  return {inputShape[0], inputShape[1],
-          pooling::pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
-          pooling::pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
-}
-
-PoolGeometry geometry(const Shape& inputShape, const Shape& outputShape,
-                      const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], kernel[0],
-          kernel[1],     stride[0],     stride[1],      padding[0],     padding[1]};
-}
-
-PoolGeometry adaptiveGeometry(const Shape& inputShape, const Shape& outputShape) {
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0};
-}
-
-void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expected) {
-  IMERGE_CHECK(gradOutput.defined() && gradOutput.dtype() == DType::Float32 &&
-                   gradOutput.shape() == expected,
-               op, ": gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not match the output float32", shapeToString(expected));
-  IMERGE_CHECK(gradOutput.device().type() == DeviceType::CUDA, op, ": gradient of the output ",
-               gradOutput.describe(), " is on ", gradOutput.device().name(),
-               ", this kernel runs on a CUDA device");
+void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape) {
+  cpu::checkPoolGradOutput(op, gradOutput, outputShape);
+  checkOnCuda(op, "gradient of the output", gradOutput);
 }
 
 // ---- kernels ----------------------------------------------------------------------------------
@@ -76,14 +35,12 @@ void checkGradOutput(const char* op, const Tensor& gradOutput, const Shape& expe
 // input [planes, H, W] -> output, argmax [planes, Ho, Wo]; argmax may be null (inference).
 __global__ void maxPoolForwardKernel(float* output, int32_t* argmax, const float* input,
                                      PoolGeometry g, int64_t planes) {
-  const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * outputPlane;
+  const int64_t n = planes * g.outHeight * g.outWidth;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / outputPlane;
-    const int64_t within = i - plane * outputPlane;
-    const pooling::MaxAndIndex winner = pooling::maxPoolOutput(
-        input + plane * g.height * g.width, g, within / g.outWidth, within % g.outWidth);
+    const auto [plane, oh, ow] = positionOf(i, g.outHeight, g.outWidth);
+    const pooling::MaxAndIndex winner =
+        pooling::maxPoolOutput(input + plane * g.height * g.width, g, oh, ow);
     output[i] = winner.value;
     if (argmax != nullptr) argmax[i] = winner.index;
   }
@@ -92,30 +49,24 @@ __global__ void maxPoolForwardKernel(float* output, int32_t* argmax, const float
 // gradOutput, argmax [planes, Ho, Wo] -> gradInput [planes, H, W]
 __global__ void maxPoolBackwardKernel(float* gradInput, const float* gradOutput,
                                       const int32_t* argmax, PoolGeometry g, int64_t planes) {
-  const int64_t inputPlane = g.height * g.width;
   const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * inputPlane;
+  const int64_t n = planes * g.height * g.width;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / inputPlane;
-    const int64_t within = i - plane * inputPlane;
-    gradInput[i] =
-        pooling::maxPoolGradInput(gradOutput + plane * outputPlane, argmax + plane * outputPlane, g,
-                                  within / g.width, within % g.width);
+    const auto [plane, h, w] = positionOf(i, g.height, g.width);
+    gradInput[i] = pooling::maxPoolGradInput(gradOutput + plane * outputPlane,
+                                             argmax + plane * outputPlane, g, h, w);
   }
 }
 
 // input [planes, H, W] -> output [planes, Ho, Wo]; adaptive windows when `adaptive`.
 __global__ void avgPoolForwardKernel(float* output, const float* input, PoolGeometry g,
                                      int64_t planes, bool countIncludePad, bool adaptive) {
-  const int64_t outputPlane = g.outHeight * g.outWidth;
-  const int64_t n = planes * outputPlane;
+  const int64_t n = planes * g.outHeight * g.outWidth;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / outputPlane;
-    const int64_t within = i - plane * outputPlane;
+    const auto [plane, oh, ow] = positionOf(i, g.outHeight, g.outWidth);
     const float* inputPlane = input + plane * g.height * g.width;
-    const int64_t oh = within / g.outWidth, ow = within % g.outWidth;
     output[i] = adaptive ? pooling::adaptiveAvgPoolOutput(inputPlane, g, oh, ow)
                          : pooling::avgPoolOutput(inputPlane, g, countIncludePad, oh, ow);
   }
@@ -124,14 +75,11 @@ __global__ void avgPoolForwardKernel(float* output, const float* input, PoolGeom
 // gradOutput [planes, Ho, Wo] -> gradInput [planes, H, W]; adaptive windows when `adaptive`.
 __global__ void avgPoolBackwardKernel(float* gradInput, const float* gradOutput, PoolGeometry g,
                                       int64_t planes, bool countIncludePad, bool adaptive) {
-  const int64_t inputPlane = g.height * g.width;
-  const int64_t n = planes * inputPlane;
+  const int64_t n = planes * g.height * g.width;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    const int64_t plane = i / inputPlane;
-    const int64_t within = i - plane * inputPlane;
+    const auto [plane, h, w] = positionOf(i, g.height, g.width);
     const float* gradPlane = gradOutput + plane * g.outHeight * g.outWidth;
-    const int64_t h = within / g.width, w = within % g.width;
     gradInput[i] = adaptive ? pooling::adaptiveAvgPoolGradInput(gradPlane, g, h, w)
                             : pooling::avgPoolGradInput(gradPlane, g, countIncludePad, h, w);
   }
@@ -166,7 +114,7 @@ Tensor averageBackward(const Tensor& gradOutput, const Shape& inputShape, const 
 MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
                                  bool keepWorkspace) {
   checkInput("maxPool2d", input);
-  const Shape outputShape = pooledShape("maxPool2d", input.shape(), params);
+  const Shape outputShape = cpu::pooledShape("maxPool2d", input.shape(), params);
   MaxPool2dResult result;
   result.output = Tensor::empty(outputShape, DType::Float32, input.device());
   if (keepWorkspace) result.workspace = Tensor::empty(outputShape, DType::Int32, input.device());
@@ -174,7 +122,7 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
   if (n == 0) return result;
   maxPoolForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, streamOf(input)>>>(
       result.output.data<float>(), keepWorkspace ? result.workspace.data<int32_t>() : nullptr,
-      input.data<float>(), geometry(input.shape(), outputShape, params),
+      input.data<float>(), pooling::stridedGeometry(input.shape(), outputShape, params),
       outputShape[0] * outputShape[1]);
   checkLaunch("maxPool2d");
   return result;
@@ -182,9 +130,7 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
 
 Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, const Shape& inputShape,
                          const Pool2dParams& params) {
-  IMERGE_CHECK(inputShape.size() == 4, "maxPool2d backward: input shape ",
-               shapeToString(inputShape), " must have 4 dimensions [N, C, H, W]");
-  const Shape outputShape = pooledShape("maxPool2d backward", inputShape, params);
+  const Shape outputShape = cpu::pooledShape("maxPool2d backward", inputShape, params);
   checkGradOutput("maxPool2d backward", gradOutput, outputShape);
   IMERGE_CHECK(
       workspace.defined() && workspace.dtype() == DType::Int32 && workspace.shape() == outputShape,
@@ -198,51 +144,41 @@ Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace, cons
   if (n == 0) return gradInput;
   maxPoolBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, streamOf(gradOutput)>>>(
       gradInput.data<float>(), gradOutput.data<float>(), workspace.data<int32_t>(),
-      geometry(inputShape, outputShape, params), inputShape[0] * inputShape[1]);
+      pooling::stridedGeometry(inputShape, outputShape, params), inputShape[0] * inputShape[1]);
   checkLaunch("maxPool2d backward");
   return gradInput;
 }
 
 Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool countIncludePad) {
   checkInput("avgPool2d", input);
-  const Shape outputShape = pooledShape("avgPool2d", input.shape(), params);
-  return averageForward(input, outputShape, geometry(input.shape(), outputShape, params),
+  const Shape outputShape = cpu::pooledShape("avgPool2d", input.shape(), params);
+  return averageForward(input, outputShape,
+                        pooling::stridedGeometry(input.shape(), outputShape, params),
                         countIncludePad, false, "avgPool2d");
 }
 
 Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
                          const Pool2dParams& params, bool countIncludePad) {
-  IMERGE_CHECK(inputShape.size() == 4, "avgPool2d backward: input shape ",
-               shapeToString(inputShape), " must have 4 dimensions [N, C, H, W]");
-  const Shape outputShape = pooledShape("avgPool2d backward", inputShape, params);
+  const Shape outputShape = cpu::pooledShape("avgPool2d backward", inputShape, params);
   checkGradOutput("avgPool2d backward", gradOutput, outputShape);
-  return averageBackward(gradOutput, inputShape, geometry(inputShape, outputShape, params),
-                         countIncludePad, false, "avgPool2d backward");
+  return averageBackward(gradOutput, inputShape,
+                         pooling::stridedGeometry(inputShape, outputShape, params), countIncludePad,
+                         false, "avgPool2d backward");
 }
 
 Tensor adaptiveAvgPool2dForward(const Tensor& input, std::array<int64_t, 2> outputSize) {
   checkInput("adaptiveAvgPool2d", input);
-  IMERGE_CHECK(outputSize[0] > 0 && outputSize[1] > 0, "adaptiveAvgPool2d: output size ",
-               outputSize[0], "x", outputSize[1], " must be positive (input ", input.describe(),
-               ")");
-  const Shape outputShape = {input.dim(0), input.dim(1), outputSize[0], outputSize[1]};
-  return averageForward(input, outputShape, adaptiveGeometry(input.shape(), outputShape), false,
-                        true, "adaptiveAvgPool2d");
+  const Shape outputShape = cpu::adaptivePooledShape(input, outputSize);
+  return averageForward(input, outputShape, pooling::adaptiveGeometry(input.shape(), outputShape),
+                        false, true, "adaptiveAvgPool2d");
 }
 
 Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape) {
-  IMERGE_CHECK(inputShape.size() == 4 && gradOutput.defined() && gradOutput.ndim() == 4 &&
-                   gradOutput.dtype() == DType::Float32 && gradOutput.dim(0) == inputShape[0] &&
-                   gradOutput.dim(1) == inputShape[1] && gradOutput.dim(2) > 0 &&
-                   gradOutput.dim(3) > 0,
-               "adaptiveAvgPool2d backward: gradient of the output ",
-               gradOutput.defined() ? gradOutput.describe() : std::string("(undefined)"),
-               " does not fit input float32", shapeToString(inputShape));
-  IMERGE_CHECK(gradOutput.device().type() == DeviceType::CUDA,
-               "adaptiveAvgPool2d backward: gradient of the output ", gradOutput.describe(),
-               " is on ", gradOutput.device().name(), ", this kernel runs on a CUDA device");
-  return averageBackward(gradOutput, inputShape, adaptiveGeometry(inputShape, gradOutput.shape()),
-                         false, true, "adaptiveAvgPool2d backward");
+  cpu::checkAdaptivePoolGradOutput(gradOutput, inputShape);
+  checkOnCuda("adaptiveAvgPool2d backward", "gradient of the output", gradOutput);
+  return averageBackward(gradOutput, inputShape,
+                         pooling::adaptiveGeometry(inputShape, gradOutput.shape()), false, true,
+                         "adaptiveAvgPool2d backward");
 }
 
 }  // namespace imerge::cuda

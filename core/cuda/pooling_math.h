@@ -4,7 +4,7 @@
 // machine without a GPU.
 //
 // Contract, identical to core/cpu/pooling.h (which follows PyTorch):
-//  - output sizes: pooledSize(), ceil mode included;
+//  - output sizes: cpu::pooledShape(), ceil mode included, computed on the host;
 //  - a strided window along one axis starts at i * stride - padding and is kernel long; it is
 //    clipped to the input for the sum or the max, while with count_include_pad its divisor runs
 //    to the end of the real padding but never into the extra right padding of ceil mode;
@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/cpu/pooling.h"
 #include "core/cuda/host_device.h"
 
 namespace imerge::cuda::pooling {
@@ -71,15 +72,17 @@ IMERGE_HOST_DEVICE inline int64_t maxIndex(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
 
-// PyTorch's pooled size of one axis: floor or ceil of (size + 2 * padding - kernel) / stride,
-// plus one, less one in ceil mode if the last window would start beyond the input and its left
-// padding. Same as cpu::pooledSize.
-IMERGE_HOST_DEVICE inline int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride,
-                                             int64_t padding, bool ceilMode) {
-  const int64_t span = inputSize + 2 * padding - kernel;
-  int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceilMode && (size - 1) * stride >= inputSize + padding) --size;
-  return size;
+// The geometry the kernels get (host side): pooling [N, C, H, W] to outputShape
+// [N, C, Ho, Wo] with strided windows, or with adaptive ones (which use only the four sizes).
+inline PoolGeometry stridedGeometry(const Shape& inputShape, const Shape& outputShape,
+                                    const cpu::Pool2dParams& params) {
+  const auto& [kernel, stride, padding, ceilMode] = params;
+  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], kernel[0],
+          kernel[1],     stride[0],     stride[1],      padding[0],     padding[1]};
+}
+
+inline PoolGeometry adaptiveGeometry(const Shape& inputShape, const Shape& outputShape) {
+  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0};
 }
 
 // Window i of a strided pooling along one axis.

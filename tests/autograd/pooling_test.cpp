@@ -253,6 +253,32 @@ TEST(AvgPool2d, RejectsIntegerInput) {
   expectContains(message, "float32");
 }
 
+// An empty plane leaves every window empty: refused before a kernel would read outside it.
+TEST(MaxPool2d, RejectsAnEmptyPlane) {
+  Variable input(Tensor::zeros({1, 1, 0, 4}));
+  const std::string message = errorMessage([&] {
+    autograd::maxPool2d(input, pool({2, 2}, {1, 1}, {1, 1}));
+  });
+  expectContains(message, "maxPool2d: input float32[1, 1, 0, 4]");
+  expectContains(message, "has an empty H x W plane");
+}
+
+TEST(AvgPool2d, RejectsAnEmptyPlane) {
+  Variable input(Tensor::zeros({2, 3, 5, 0}));
+  const std::string message = errorMessage([&] {
+    autograd::avgPool2d(input, pool({2, 2}, {1, 1}, {1, 1}));
+  });
+  expectContains(message, "avgPool2d: input float32[2, 3, 5, 0]");
+  expectContains(message, "has an empty H x W plane");
+}
+
+TEST(AdaptiveAvgPool2d, RejectsAnEmptyPlane) {
+  Variable input(Tensor::zeros({1, 2, 0, 0}));
+  const std::string message = errorMessage([&] { autograd::adaptiveAvgPool2d(input, {1, 1}); });
+  expectContains(message, "adaptiveAvgPool2d: input float32[1, 2, 0, 0]");
+  expectContains(message, "has an empty H x W plane");
+}
+
 TEST(AdaptiveAvgPool2d, RejectsEmptyOutputSize) {
   Variable input(Tensor::zeros({1, 2, 4, 4}));
   const std::string message = errorMessage([&] { autograd::adaptiveAvgPool2d(input, {0, 2}); });

@@ -12,30 +12,15 @@
 #include <vector>
 
 #include "core/cpu/batch_norm.h"
-#include "core/random.h"
+#include "support/expect_close.h"
+#include "support/gradcheck.h"
 
 namespace imerge {
 namespace {
 
 namespace math = cuda::batch_norm_math;
-
-Tensor randomTensor(const Shape& shape, uint64_t seed, float low = -1.0f, float high = 1.0f) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(low, high);
-  return Tensor::fromVector(values, shape);
-}
-
-void expectClose(const std::vector<float>& actual, const Tensor& expected, float tolerance,
-                 const char* what) {
-  const std::vector<float> reference = expected.toVector();
-  ASSERT_EQ(actual.size(), reference.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    ASSERT_LE(std::fabs(actual[i] - reference[i]),
-              tolerance * std::max(1.0f, std::fabs(reference[i])))
-        << what << " element " << i << ": " << actual[i] << " vs " << reference[i];
-  }
-}
+using testing::expectClose;
+using testing::randomTensor;
 
 struct InferenceBackward {
   std::vector<float> gradInput, gradWeight, gradBias;
@@ -106,9 +91,9 @@ TEST(BatchNormMath, InferenceBackwardMatchesTheCpu) {
                      " weight, threads " + std::to_string(threads));
         const InferenceBackward actual =
             simulateInferenceBackward(gradOutput, input, gamma, mean, variance, eps, threads);
-        expectClose(actual.gradInput, expected.input, 1e-6f, "gradInput");  // NaN if unwritten
-        expectClose(actual.gradWeight, expected.weight, 1e-5f, "gradWeight");
-        expectClose(actual.gradBias, expected.bias, 1e-5f, "gradBias");
+        expectClose(actual.gradInput, expected.input, "gradInput", 1e-6f);  // NaN if unwritten
+        expectClose(actual.gradWeight, expected.weight, "gradWeight", 1e-5f);
+        expectClose(actual.gradBias, expected.bias, "gradBias", 1e-5f);
       }
     }
   }
@@ -136,8 +121,8 @@ TEST(BatchNormMath, RunningStatisticsMatchTheCpuRule) {
                                     batch.mean.data<float>(), savedInvStd.data(), eps, momentum,
                                     count);
   }
-  expectClose(runningMean, expectedMean, 1e-6f, "running mean");
-  expectClose(runningVar, expectedVar, 1e-5f, "running variance");
+  expectClose(runningMean, expectedMean, "running mean", 1e-6f);
+  expectClose(runningVar, expectedVar, "running variance", 1e-5f);
 }
 
 TEST(BatchNormMath, VarianceComesBackFromTheInverseStd) {

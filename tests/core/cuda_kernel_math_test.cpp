@@ -1,10 +1,12 @@
 // The per-element arithmetic of the own CUDA kernels (core/cuda/pooling_math.h, lrn_math.h,
 // dropout_hash.h), compiled here by the host compiler and run over every element of varied
-// shapes against the CPU kernels. The .cu files only decompose a flat index and call these
-// functions, so this checks the CUDA kernels' indexing and arithmetic on a machine without a GPU;
-// tests/cuda/pooling_lrn_dropout_test.cpp runs the kernels themselves where there is one.
+// shapes against the CPU kernels. The .cu files only decompose a flat index (core/cuda/
+// flat_index.h) and call these functions, so this checks the CUDA kernels' indexing and
+// arithmetic on a machine without a GPU; tests/cuda/pooling_lrn_dropout_test.cpp runs the
+// kernels themselves where there is one.
 //
-// The loops below decompose indices exactly as the kernels' grid-stride loops do.
+// The loops below visit indices as the kernels' grid-stride loops do and decompose them with
+// the kernels' own positionOf, on the geometry and output shape the kernels' host side builds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,34 +20,21 @@
 #include "core/cpu/lrn.h"
 #include "core/cpu/pooling.h"
 #include "core/cuda/dropout_hash.h"
+#include "core/cuda/flat_index.h"
 #include "core/cuda/lrn_math.h"
 #include "core/cuda/pooling_math.h"
-#include "core/random.h"
+#include "support/expect_close.h"
+#include "support/gradcheck.h"
+#include "support/pool_cases.h"
 
 namespace imerge {
 namespace {
 
-using cpu::Pool2dParams;
 using cuda::pooling::PoolGeometry;
-
-Tensor randomTensor(const Shape& shape, uint64_t seed, float low = -1.0f, float high = 1.0f) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(low, high);
-  return Tensor::fromVector(values, shape);
-}
-
-// |actual - expected| <= tolerance * max(1, |expected|), elementwise, first offender reported.
-void expectClose(const std::vector<float>& actual, const Tensor& expected, float tolerance,
-                 const std::string& what) {
-  const std::vector<float> reference = expected.toVector();
-  ASSERT_EQ(actual.size(), reference.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const float bound = tolerance * std::max(1.0f, std::fabs(reference[i]));
-    ASSERT_LE(std::fabs(actual[i] - reference[i]), bound)
-        << what << ": element " << i << " is " << actual[i] << ", the CPU's " << reference[i];
-  }
-}
+using testing::describe;
+using testing::expectClose;
+using testing::PoolCase;
+using testing::randomTensor;
 
 // Bit-for-bit equal, NaN included.
 void expectIdentical(const std::vector<float>& actual, const Tensor& expected,
@@ -60,43 +49,20 @@ void expectIdentical(const std::vector<float>& actual, const Tensor& expected,
 
 // ---- pooling ----------------------------------------------------------------------------------
 
-struct PoolCase {
-  Shape input;
-  Pool2dParams params;
-};
-
-std::string describe(const PoolCase& c) {
-  const auto& p = c.params;
-  return shapeToString(c.input) + " k" + std::to_string(p.kernel[0]) + "x" +
-         std::to_string(p.kernel[1]) + " s" + std::to_string(p.stride[0]) + "x" +
-         std::to_string(p.stride[1]) + " p" + std::to_string(p.padding[0]) + "x" +
-         std::to_string(p.padding[1]) + (p.ceilMode ? " ceil" : "");
-}
-
-// Shapes of the models and the edge cases: odd sizes, padding, stride > kernel, kernel >
-// stride, ceil mode with its extra window kept and dropped, non-square everything.
+// The models' shapes in small sizes, the edge cases the GPU test runs too, and two more: a
+// window reaching into the padding on both sides of a 2 x 3 plane, one window covering the
+// whole plane.
 std::vector<PoolCase> poolCases() {
-  return {
+  std::vector<PoolCase> cases = {
       {{2, 3, 12, 12}, {{3, 3}, {2, 2}, {1, 1}, false}},  // ResNet's stem max pool
       {{2, 3, 11, 11}, {{3, 3}, {2, 2}, {1, 1}, false}},
       {{2, 2, 8, 8}, {{2, 2}, {2, 2}, {0, 0}, false}},    // VGG
       {{1, 2, 13, 13}, {{3, 3}, {2, 2}, {0, 0}, false}},  // AlexNet
-      {{1, 2, 9, 7}, {{2, 2}, {3, 3}, {0, 0}, false}},    // stride > kernel: gaps
-      {{1, 2, 10, 11}, {{2, 3}, {3, 4}, {1, 1}, false}},
-      {{1, 2, 7, 9}, {{4, 5}, {1, 2}, {2, 2}, false}},  // kernel > stride, much overlap
-      {{1, 1, 6, 6}, {{3, 3}, {2, 2}, {0, 0}, true}},   // ceil: extra window kept
-      {{1, 1, 5, 5}, {{2, 2}, {2, 2}, {1, 1}, true}},   // ceil: last window dropped
-      {{1, 2, 7, 10}, {{3, 2}, {1, 3}, {1, 0}, true}},
-      {{2, 1, 8, 9}, {{3, 3}, {2, 2}, {1, 1}, true}},  // ceil past the real padding
-      {{1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0}, false}},
-      {{1, 1, 2, 3}, {{2, 2}, {2, 2}, {1, 1}, true}},
-      {{1, 3, 4, 4}, {{4, 4}, {4, 4}, {0, 0}, false}},
   };
-}
-
-PoolGeometry geometryOf(const Shape& input, const Shape& output, const Pool2dParams& p) {
-  return {input[2],    input[3],    output[2],   output[3],    p.kernel[0],
-          p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1]};
+  for (const PoolCase& c : testing::poolEdgeCases()) cases.push_back(c);
+  cases.push_back({{1, 1, 2, 3}, {{2, 2}, {2, 2}, {1, 1}, true}});
+  cases.push_back({{1, 3, 4, 4}, {{4, 4}, {4, 4}, {0, 0}, false}});
+  return cases;
 }
 
 struct MaxResult {
@@ -112,9 +78,8 @@ MaxResult maxPoolForward(const Tensor& input, const Shape& outputShape, const Po
                    std::vector<int32_t>(planes * outputPlane)};
   const float* x = input.data<float>();
   for (int64_t i = 0; i < planes * outputPlane; ++i) {
-    const int64_t plane = i / outputPlane, within = i - plane * outputPlane;
-    const auto winner = cuda::pooling::maxPoolOutput(x + plane * g.height * g.width, g,
-                                                     within / g.outWidth, within % g.outWidth);
+    const auto [plane, oh, ow] = cuda::positionOf(i, g.outHeight, g.outWidth);
+    const auto winner = cuda::pooling::maxPoolOutput(x + plane * g.height * g.width, g, oh, ow);
     result.output[i] = winner.value;
     result.argmax[i] = winner.index;
   }
@@ -129,10 +94,9 @@ std::vector<float> maxPoolBackward(const Tensor& gradOutput, const std::vector<i
   std::vector<float> gradInput(planes * inputPlane);
   const float* dy = gradOutput.data<float>();
   for (int64_t i = 0; i < planes * inputPlane; ++i) {
-    const int64_t plane = i / inputPlane, within = i - plane * inputPlane;
+    const auto [plane, h, w] = cuda::positionOf(i, g.height, g.width);
     gradInput[i] = cuda::pooling::maxPoolGradInput(dy + plane * outputPlane,
-                                                   argmax.data() + plane * outputPlane, g,
-                                                   within / g.width, within % g.width);
+                                                   argmax.data() + plane * outputPlane, g, h, w);
   }
   return gradInput;
 }
@@ -145,9 +109,8 @@ std::vector<float> avgPoolForward(const Tensor& input, const Shape& outputShape,
   std::vector<float> output(planes * outputPlane);
   const float* x = input.data<float>();
   for (int64_t i = 0; i < planes * outputPlane; ++i) {
-    const int64_t plane = i / outputPlane, within = i - plane * outputPlane;
+    const auto [plane, oh, ow] = cuda::positionOf(i, g.outHeight, g.outWidth);
     const float* inputPlane = x + plane * g.height * g.width;
-    const int64_t oh = within / g.outWidth, ow = within % g.outWidth;
     output[i] = adaptive ? cuda::pooling::adaptiveAvgPoolOutput(inputPlane, g, oh, ow)
                          : cuda::pooling::avgPoolOutput(inputPlane, g, countIncludePad, oh, ow);
   }
@@ -162,39 +125,17 @@ std::vector<float> avgPoolBackward(const Tensor& gradOutput, const Shape& inputS
   std::vector<float> gradInput(planes * inputPlane);
   const float* dy = gradOutput.data<float>();
   for (int64_t i = 0; i < planes * inputPlane; ++i) {
-    const int64_t plane = i / inputPlane, within = i - plane * inputPlane;
+    const auto [plane, h, w] = cuda::positionOf(i, g.height, g.width);
     const float* gradPlane = dy + plane * g.outHeight * g.outWidth;
-    const int64_t h = within / g.width, w = within % g.width;
     gradInput[i] = adaptive ? cuda::pooling::adaptiveAvgPoolGradInput(gradPlane, g, h, w)
                             : cuda::pooling::avgPoolGradInput(gradPlane, g, countIncludePad, h, w);
   }
   return gradInput;
 }
 
+// The output shape the CUDA kernels' host side computes.
 Shape pooledShapeOf(const PoolCase& c) {
-  const auto& p = c.params;
-  return {
-      c.input[0], c.input[1],
-      cuda::pooling::pooledSize(c.input[2], p.kernel[0], p.stride[0], p.padding[0], p.ceilMode),
-      cuda::pooling::pooledSize(c.input[3], p.kernel[1], p.stride[1], p.padding[1], p.ceilMode)};
-}
-
-TEST(CudaPoolingMath, PooledSizesAreTheCpus) {
-  for (int64_t input = 1; input <= 12; ++input) {
-    for (int64_t kernel = 1; kernel <= 5; ++kernel) {
-      for (int64_t stride = 1; stride <= 4; ++stride) {
-        for (int64_t padding = 0; 2 * padding <= kernel; ++padding) {
-          if (kernel > input + 2 * padding) continue;
-          for (bool ceil : {false, true}) {
-            EXPECT_EQ(cuda::pooling::pooledSize(input, kernel, stride, padding, ceil),
-                      cpu::pooledSize(input, kernel, stride, padding, ceil))
-                << "input " << input << " kernel " << kernel << " stride " << stride << " padding "
-                << padding << " ceil " << ceil;
-          }
-        }
-      }
-    }
-  }
+  return cpu::pooledShape("test", c.input, c.params);
 }
 
 // The gather ranges name exactly the windows that hold each input row, brute force over many
@@ -206,7 +147,7 @@ TEST(CudaPoolingMath, GatherRangesAreExactlyTheWindowsHoldingARow) {
         for (int64_t padding = 0; 2 * padding <= kernel; ++padding) {
           if (kernel > input + 2 * padding) continue;
           for (bool ceil : {false, true}) {
-            const int64_t outputs = cuda::pooling::pooledSize(input, kernel, stride, padding, ceil);
+            const int64_t outputs = cpu::pooledSize(input, kernel, stride, padding, ceil);
             for (int64_t o = 0; o < outputs; ++o) {
               const auto window =
                   cuda::pooling::strideWindow(o, input, kernel, stride, padding, false);
@@ -251,7 +192,7 @@ void checkMaxPool(const PoolCase& c, const Tensor& input, uint64_t seed) {
   const cpu::MaxPool2dResult reference = cpu::maxPool2dForward(input, c.params, true);
   const Shape outputShape = pooledShapeOf(c);
   ASSERT_EQ(outputShape, reference.output.shape()) << describe(c);
-  const PoolGeometry g = geometryOf(c.input, outputShape, c.params);
+  const PoolGeometry g = cuda::pooling::stridedGeometry(c.input, outputShape, c.params);
   const MaxResult result = maxPoolForward(input, outputShape, g);
   expectIdentical(result.output, reference.output, "max forward " + describe(c));
   const int32_t* indices = reference.workspace.data<int32_t>();
@@ -299,13 +240,13 @@ TEST(CudaPoolingMath, AvgPoolMatchesTheCpuBothWaysOfCountingPadding) {
       const Tensor reference = cpu::avgPool2dForward(input, c.params, countIncludePad);
       const Shape outputShape = pooledShapeOf(c);
       ASSERT_EQ(outputShape, reference.shape()) << what;
-      const PoolGeometry g = geometryOf(c.input, outputShape, c.params);
-      expectClose(avgPoolForward(input, outputShape, g, countIncludePad, false), reference, 1e-6f,
-                  "avg forward " + what);
+      const PoolGeometry g = cuda::pooling::stridedGeometry(c.input, outputShape, c.params);
+      expectClose(avgPoolForward(input, outputShape, g, countIncludePad, false), reference,
+                  "avg forward " + what, 1e-6f);
       const Tensor gradOutput = randomTensor(outputShape, seed++);
       expectClose(avgPoolBackward(gradOutput, c.input, g, countIncludePad, false),
-                  cpu::avgPool2dBackward(gradOutput, c.input, c.params, countIncludePad), 1e-6f,
-                  "avg backward " + what);
+                  cpu::avgPool2dBackward(gradOutput, c.input, c.params, countIncludePad),
+                  "avg backward " + what, 1e-6f);
     }
   }
 }
@@ -331,13 +272,13 @@ TEST(CudaPoolingMath, AdaptiveAvgPoolMatchesTheCpu) {
     const Tensor input = randomTensor(c.input, seed++);
     const Tensor reference = cpu::adaptiveAvgPool2dForward(input, c.output);
     const Shape outputShape = {c.input[0], c.input[1], c.output[0], c.output[1]};
-    const PoolGeometry g = {c.input[2], c.input[3], c.output[0], c.output[1], 0, 0, 0, 0, 0, 0};
-    expectClose(avgPoolForward(input, outputShape, g, false, true), reference, 1e-6f,
-                "adaptive forward " + what);
+    const PoolGeometry g = cuda::pooling::adaptiveGeometry(c.input, outputShape);
+    expectClose(avgPoolForward(input, outputShape, g, false, true), reference,
+                "adaptive forward " + what, 1e-6f);
     const Tensor gradOutput = randomTensor(outputShape, seed++);
     expectClose(avgPoolBackward(gradOutput, c.input, g, false, true),
-                cpu::adaptiveAvgPool2dBackward(gradOutput, c.input), 1e-6f,
-                "adaptive backward " + what);
+                cpu::adaptiveAvgPool2dBackward(gradOutput, c.input), "adaptive backward " + what,
+                1e-6f);
   }
 }
 
@@ -352,8 +293,7 @@ void lrnForward(const Tensor& input, const cuda::lrn::LrnCoefficients& lrn,
   output.resize(input.numel());
   scale.resize(input.numel());
   for (int64_t i = 0; i < input.numel(); ++i) {
-    const int64_t image = i / imageSize, within = i - image * imageSize;
-    const int64_t c = within / planeSize, p = within - c * planeSize;
+    const auto [image, c, p] = cuda::positionOf(i, channels, planeSize);
     scale[i] = cuda::lrn::lrnScale(x + image * imageSize, channels, planeSize, c, p, lrn);
     output[i] = cuda::lrn::lrnOutput(x[i], scale[i], lrn);
   }
@@ -371,8 +311,7 @@ std::vector<float> lrnBackward(const Tensor& gradOutput, const Tensor& input,
   std::vector<float> through(n), gradInput(n);
   for (int64_t i = 0; i < n; ++i) through[i] = cuda::lrn::lrnThrough(dy[i], x[i], scale[i], lrn);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t image = i / imageSize, within = i - image * imageSize;
-    const int64_t j = within / planeSize, p = within - j * planeSize;
+    const auto [image, j, p] = cuda::positionOf(i, channels, planeSize);
     const int64_t offset = image * imageSize;
     gradInput[i] = cuda::lrn::lrnGradInput(dy + offset, x + offset, scale.data() + offset,
                                            through.data() + offset, channels, planeSize, j, p, lrn);
@@ -404,11 +343,11 @@ TEST(CudaLrnMath, MatchesTheCpuForEverySize) {
     const cpu::LrnResult reference = cpu::lrnForward(input, params, true);
     std::vector<float> output, scale;
     lrnForward(input, lrn, output, scale);
-    expectClose(output, reference.output, 1e-6f, "lrn forward " + what);
+    expectClose(output, reference.output, "lrn forward " + what, 1e-6f);
     const Tensor gradOutput = randomTensor(shape, seed++);
     expectClose(lrnBackward(gradOutput, input, scale, lrn),
-                cpu::lrnBackward(gradOutput, input, reference.workspace, params), 1e-6f,
-                "lrn backward " + what);
+                cpu::lrnBackward(gradOutput, input, reference.workspace, params),
+                "lrn backward " + what, 1e-6f);
   }
 }
 

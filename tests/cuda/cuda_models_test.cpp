@@ -21,37 +21,20 @@
 #include "apps/classifier_training.h"
 #include "autograd/autograd.h"
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
 #include "data/idx_dataset.h"
 #include "layers/layers.h"
 #include "models/registry.h"
+#include "support/gpu_test.h"
 
 namespace imerge {
 namespace {
 
 using autograd::Variable;
 
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
+using testing::StrictCudaSettings;
 
-// Strict float32 and deterministic algorithms for the test's duration.
-class StrictCudaSettings {
- public:
-  StrictCudaSettings() : saved_(cuda::cudaSettings()) {
-    cuda::setCudaSettings({.allowTf32 = false, .deterministic = true});
-  }
-  ~StrictCudaSettings() { cuda::setCudaSettings(saved_); }
-
- private:
-  cuda::CudaSettings saved_;
-};
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
+// Normally distributed values, as a model's inputs.
+Tensor normalTensor(const Shape& shape, uint64_t seed) {
   Generator generator(seed);
   Tensor tensor = Tensor::empty(shape);
   generator.fillNormal(tensor, 0.0f, 1.0f);
@@ -131,7 +114,7 @@ TEST_P(EveryModelOnCuda, MatchesTheCpuInForwardAndBackward) {
     onCpu->eval();
     onGpu->eval();
   }
-  const Tensor images = randomTensor(inputShapeFor(name, config), 3);
+  const Tensor images = normalTensor(inputShapeFor(name, config), 3);
   const Tensor labels = Tensor::fromVector(std::vector<int64_t>{1, 7}, {2});
   const StepResult cpu = forwardBackward(*onCpu, images, labels);
   const StepResult gpu = forwardBackward(*onGpu, images, labels);
@@ -179,7 +162,7 @@ TEST(CudaTraining, ResidualNetworkStepsStayWithTheCpu) {
   const layers::SgdOptions options{.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f};
   layers::Sgd cpuSgd(onCpu->parameters(), options), gpuSgd(onGpu->parameters(), options);
   for (int step = 0; step < 3; ++step) {
-    const Tensor images = randomTensor({8, 3, 32, 32}, 100 + step);
+    const Tensor images = normalTensor({8, 3, 32, 32}, 100 + step);
     const Tensor labels = Tensor::fromVector(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {8});
     cpuSgd.zeroGrad();
     gpuSgd.zeroGrad();

@@ -14,40 +14,18 @@
 #include "core/cuda/elementwise.h"
 #include "core/cuda/gemm.h"
 #include "core/cuda/softmax_cross_entropy.h"
-#include "core/random.h"
 #include "layers/sgd.h"
 #include "support/error_text.h"
+#include "support/gpu_test.h"
+#include "support/gradcheck.h"
 
 namespace imerge {
 namespace {
 
 using autograd::Variable;
 using cpu::Transpose;
-
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(-1.0f, 1.0f);
-  return Tensor::fromVector(values, shape);
-}
-
-// |gpu - cpu| <= tolerance * max(1, |cpu|) elementwise, with the first offender reported.
-void expectClose(const Tensor& onGpu, const Tensor& onCpu, float tolerance = 1e-4f) {
-  ASSERT_EQ(onGpu.shape(), onCpu.shape());
-  const std::vector<float> gpu = onGpu.toVector(), cpu = onCpu.toVector();
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    const float bound = tolerance * std::max(1.0f, std::fabs(cpu[i]));
-    ASSERT_LE(std::fabs(gpu[i] - cpu[i]), bound) << "element " << i << " of " << onCpu.describe();
-  }
-}
+using testing::expectClose;
+using testing::randomTensor;
 
 TEST(CudaDevice, CopiesRoundTripAndStayOnTheDevice) {
   SKIP_WITHOUT_GPU();

@@ -14,43 +14,18 @@
 #include "core/cpu/batch_norm.h"
 #include "core/cuda/batch_norm.h"
 #include "core/cuda/cuda_device.h"
-#include "core/random.h"
 #include "support/error_text.h"
+#include "support/gpu_test.h"
+#include "support/gradcheck.h"
 
 namespace imerge {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
+using testing::expectClose;
+using testing::randomTensor;
 
 constexpr float kEps = 1e-5f;
 constexpr float kMomentum = 0.1f;
-
-Tensor randomTensor(const Shape& shape, uint64_t seed, float low = -1.0f, float high = 1.0f) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(low, high);
-  return Tensor::fromVector(values, shape);
-}
-
-// |gpu - cpu| <= tolerance * max(1, |cpu|) elementwise, with the first offender reported.
-void expectClose(const Tensor& onGpu, const Tensor& onCpu, const char* what,
-                 float tolerance = 1e-4f) {
-  ASSERT_TRUE(onGpu.defined() && onCpu.defined()) << what << " is undefined";
-  ASSERT_EQ(onGpu.shape(), onCpu.shape()) << what;
-  const std::vector<float> gpu = onGpu.toVector(), cpu = onCpu.toVector();
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    const float bound = tolerance * std::max(1.0f, std::fabs(cpu[i]));
-    ASSERT_LE(std::fabs(gpu[i] - cpu[i]), bound)
-        << what << " element " << i << " of " << onCpu.describe() << ": gpu " << gpu[i] << ", cpu "
-        << cpu[i];
-  }
-}
 
 // 1 / sqrt(variance + eps) on the host: what savedInvStd must hold.
 Tensor inverseStd(const Tensor& variance, float eps) {

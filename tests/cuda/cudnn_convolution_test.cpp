@@ -14,22 +14,16 @@
 #include "core/cuda/convolution.h"
 #include "core/cuda/cuda_device.h"
 #include "core/cuda/cuda_settings.h"
-#include "core/random.h"
 #include "support/error_text.h"
+#include "support/gpu_test.h"
+#include "support/gradcheck.h"
 
 namespace imerge {
 namespace {
 
 using cpu::Conv2dGrads;
 using cpu::Conv2dParams;
-
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
+using testing::randomTensor;
 
 // Strict float32: cuDNN and oneDNN sum the same products in different orders (and cuDNN may
 // pick a transform algorithm: FFT, Winograd), which for these sizes stays far below 1e-4 of
@@ -42,13 +36,6 @@ constexpr float kStrictTolerance = 1e-4f;
 // happens on transformed values a few times larger. It is a worst case: typical errors are
 // about sqrt(terms) times smaller, and the strict test is the precise one.
 constexpr float kTf32ProductError = 1.0f / 128.0f;
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(-1.0f, 1.0f);
-  return Tensor::fromVector(values, shape);
-}
 
 Tensor absolute(const Tensor& tensor) {
   std::vector<float> values = tensor.toVector();

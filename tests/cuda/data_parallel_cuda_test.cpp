@@ -10,7 +10,6 @@
 // The model is an MLP (Linear, ReLU, softmax cross-entropy, SGD): the ops with CUDA kernels.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -20,17 +19,11 @@
 #include "distributed/data_parallel.h"
 #include "distributed/device_communicator.h"
 #include "layers/layers.h"
+#include "support/gpu_test.h"
+#include "support/parameter_values.h"
 
 namespace imerge::distributed {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
 
 constexpr int64_t kSteps = 4;
 constexpr int64_t kBatch = 8;
@@ -61,14 +54,6 @@ std::pair<Tensor, Tensor> batch(int64_t step, Device& device) {
   return {images.to(device), Tensor::fromVector(labels, {kBatch}).to(device)};
 }
 
-std::vector<std::vector<float>> valuesOf(layers::Module& model) {
-  std::vector<std::vector<float>> values;
-  for (const autograd::Variable& parameter : model.parameters()) {
-    values.push_back(parameter.tensor().toVector());
-  }
-  return values;
-}
-
 std::vector<std::vector<float>> trainPlain(CudaDevice& gpu) {
   auto model = makeModel(gpu);
   layers::Sgd optimizer(model->parameters(), sgdOptions());
@@ -78,7 +63,7 @@ std::vector<std::vector<float>> trainPlain(CudaDevice& gpu) {
     autograd::softmaxCrossEntropy(model->forward(autograd::Variable(images)), labels).backward();
     optimizer.step();
   }
-  return valuesOf(*model);
+  return testing::parameterValues(*model);
 }
 
 DataParallelOptions optionsFor(const std::string& strategy) {
@@ -101,12 +86,7 @@ void expectSameParameters(const std::vector<std::vector<float>>& got,
                           const std::vector<std::vector<float>>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t t = 0; t < want.size(); ++t) {
-    double largest = 0, difference = 0;
-    for (size_t i = 0; i < want[t].size(); ++i) {
-      largest = std::max<double>(largest, std::fabs(want[t][i]));
-      difference = std::max<double>(difference, std::fabs(got[t][i] - want[t][i]));
-    }
-    EXPECT_LE(difference, 1e-6 * std::max(largest, 1e-30)) << what << ", tensor " << t;
+    EXPECT_LE(testing::relativeDifference(got[t], want[t]), 1e-6) << what << ", tensor " << t;
   }
 }
 
@@ -150,7 +130,7 @@ TEST(DataParallelOnGpu, MatchesPlainTrainingForEveryStrategyAndBackend) {
           parallel.step(optimizer);
         }
         parallel.synchronize();
-        expectSameParameters(valuesOf(*model), plain, what);
+        expectSameParameters(testing::parameterValues(*model), plain, what);
         EXPECT_GE(parallel.plansBuilt(), 2) << what;
 
         const std::vector<StepBreakdown> breakdowns = parallel.takeBreakdowns();

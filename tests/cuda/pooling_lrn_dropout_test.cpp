@@ -23,40 +23,17 @@
 #include "core/cuda/pooling.h"
 #include "core/random.h"
 #include "support/error_text.h"
+#include "support/gpu_test.h"
+#include "support/gradcheck.h"
+#include "support/pool_cases.h"
 
 namespace imerge {
 namespace {
 
-using cpu::Pool2dParams;
-
-#define SKIP_WITHOUT_GPU()                          \
-  do {                                              \
-    std::string whyNone;                            \
-    if (cudaDeviceCount(&whyNone) == 0) {           \
-      GTEST_SKIP() << "no usable GPU: " << whyNone; \
-    }                                               \
-  } while (0)
-
-Tensor randomTensor(const Shape& shape, uint64_t seed, float low = -1.0f, float high = 1.0f) {
-  Generator generator(seed);
-  std::vector<float> values(static_cast<size_t>(shapeNumel(shape)));
-  for (float& v : values) v = generator.uniform(low, high);
-  return Tensor::fromVector(values, shape);
-}
-
-// |gpu - cpu| <= tolerance * max(1, |cpu|) elementwise, with the first offender reported.
-void expectClose(const Tensor& onGpu, const Tensor& onCpu, const std::string& what,
-                 float tolerance = 1e-4f) {
-  ASSERT_EQ(onGpu.shape(), onCpu.shape()) << what;
-  ASSERT_EQ(onGpu.device().type(), DeviceType::CUDA) << what;
-  const std::vector<float> gpu = onGpu.toVector(), cpu = onCpu.toVector();
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    const float bound = tolerance * std::max(1.0f, std::fabs(cpu[i]));
-    ASSERT_LE(std::fabs(gpu[i] - cpu[i]), bound)
-        << what << ": element " << i << " of " << onCpu.describe() << " is " << gpu[i]
-        << " on the GPU, " << cpu[i] << " on the CPU";
-  }
-}
+using testing::describe;
+using testing::expectClose;
+using testing::PoolCase;
+using testing::randomTensor;
 
 std::vector<int32_t> indicesOf(const Tensor& workspace) {
   const Tensor host = workspace.to(cpuDevice());
@@ -64,34 +41,16 @@ std::vector<int32_t> indicesOf(const Tensor& workspace) {
   return std::vector<int32_t>(data, data + host.numel());
 }
 
-struct PoolCase {
-  Shape input;
-  Pool2dParams params;
-};
-
-std::string describe(const PoolCase& c) {
-  const auto& p = c.params;
-  return shapeToString(c.input) + " k" + std::to_string(p.kernel[0]) + "x" +
-         std::to_string(p.kernel[1]) + " s" + std::to_string(p.stride[0]) + "x" +
-         std::to_string(p.stride[1]) + " p" + std::to_string(p.padding[0]) + "x" +
-         std::to_string(p.padding[1]) + (p.ceilMode ? " ceil" : "");
-}
-
+// The models' shapes at their sizes, then the edge cases the host replay checks too.
 std::vector<PoolCase> poolCases() {
-  return {
+  std::vector<PoolCase> cases = {
       {{2, 16, 56, 56}, {{3, 3}, {2, 2}, {1, 1}, false}},  // ResNet's stem
       {{2, 16, 28, 28}, {{2, 2}, {2, 2}, {0, 0}, false}},  // VGG
       {{2, 16, 55, 55}, {{3, 3}, {2, 2}, {0, 0}, false}},  // AlexNet
       {{2, 8, 27, 27}, {{3, 3}, {2, 2}, {0, 0}, true}},
-      {{1, 2, 9, 7}, {{2, 2}, {3, 3}, {0, 0}, false}},  // stride > kernel
-      {{1, 2, 10, 11}, {{2, 3}, {3, 4}, {1, 1}, false}},
-      {{1, 2, 7, 9}, {{4, 5}, {1, 2}, {2, 2}, false}},  // kernel > stride
-      {{1, 1, 6, 6}, {{3, 3}, {2, 2}, {0, 0}, true}},   // ceil: extra window kept
-      {{1, 1, 5, 5}, {{2, 2}, {2, 2}, {1, 1}, true}},   // ceil: last window dropped
-      {{1, 2, 7, 10}, {{3, 2}, {1, 3}, {1, 0}, true}},
-      {{2, 1, 8, 9}, {{3, 3}, {2, 2}, {1, 1}, true}},  // ceil past the real padding
-      {{1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0}, false}},
   };
+  for (const PoolCase& c : testing::poolEdgeCases()) cases.push_back(c);
+  return cases;
 }
 
 void checkMaxPool(const PoolCase& c, const Tensor& input, uint64_t seed) {

@@ -13,7 +13,6 @@
 // The model is an MLP (Linear, ReLU, softmax cross-entropy, SGD): the ops with CUDA kernels.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -25,7 +24,9 @@
 #include "distributed/mpi_communicator.h"
 #include "layers/layers.h"
 #include "support/error_text.h"
+#include "support/gpu_test.h"
 #include "support/mpi_test_world.h"
+#include "support/parameter_values.h"
 
 namespace imerge::distributed {
 namespace {
@@ -34,13 +35,6 @@ Communicator* world = nullptr;              // the host (MPI) communicator
 DeviceCommunicator* deviceWorld = nullptr;  // the gradients' communicator
 int gpuIndex = 0;
 std::string skipReason;  // the same on every rank
-
-#define SKIP_WHEN_NOT_RUNNABLE()  \
-  do {                            \
-    if (!skipReason.empty()) {    \
-      GTEST_SKIP() << skipReason; \
-    }                             \
-  } while (0)
 
 constexpr int64_t kMicroBatch = 4;
 constexpr int64_t kSteps = 4;
@@ -72,14 +66,6 @@ std::pair<Tensor, Tensor> microBatch(int64_t step, int part) {
   return {images.to(gpu), Tensor::fromVector(labels, {kMicroBatch}).to(gpu)};
 }
 
-std::vector<std::vector<float>> valuesOf(layers::Module& model) {
-  std::vector<std::vector<float>> values;
-  for (const autograd::Variable& parameter : model.parameters()) {
-    values.push_back(parameter.tensor().toVector());
-  }
-  return values;
-}
-
 // One process on this rank's GPU: every micro-batch's gradient accumulated, averaged, one step.
 std::vector<std::vector<float>> trainOneProcess(int workers) {
   auto model = makeModel(42);
@@ -95,7 +81,7 @@ std::vector<std::vector<float>> trainOneProcess(int workers) {
     }
     optimizer.step();
   }
-  return valuesOf(*model);
+  return testing::parameterValues(*model);
 }
 
 DataParallelOptions optionsFor(const std::string& strategy) {
@@ -113,7 +99,7 @@ DataParallelOptions optionsFor(const std::string& strategy) {
 class MatchesOneProcessOnGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MatchesOneProcessOnGpu, AfterFourSteps) {
-  SKIP_WHEN_NOT_RUNNABLE();
+  SKIP_FOR_REASON(skipReason);
   const std::string& strategy = GetParam();
   std::vector<std::vector<float>> distributed;
   {
@@ -131,19 +117,11 @@ TEST_P(MatchesOneProcessOnGpu, AfterFourSteps) {
     }
     parallel.synchronize();
     EXPECT_EQ(parallel.plansBuilt(), 2) << "the start-up plan and the one after the warm-up";
-    distributed = valuesOf(*model);
+    distributed = testing::parameterValues(*model);
   }
   const std::vector<std::vector<float>> reference = trainOneProcess(world->size());
   ASSERT_EQ(distributed.size(), reference.size());
-  double worst = 0;
-  for (size_t t = 0; t < reference.size(); ++t) {
-    double largest = 0, difference = 0;
-    for (size_t i = 0; i < reference[t].size(); ++i) {
-      largest = std::max<double>(largest, std::fabs(reference[t][i]));
-      difference = std::max<double>(difference, std::fabs(distributed[t][i] - reference[t][i]));
-    }
-    worst = std::max(worst, difference / std::max(largest, 1e-30));
-  }
+  const double worst = testing::largestRelativeDifference(distributed, reference);
   if (world->rank() == 0) std::printf("largest relative difference %.2e\n", worst);
   EXPECT_LE(worst, 1e-5) << strategy << " on " << world->size() << " ranks over "
                          << deviceWorld->backendName();
@@ -161,15 +139,15 @@ INSTANTIATE_TEST_SUITE_P(EveryStrategy, MatchesOneProcessOnGpu,
                          ::testing::ValuesIn(strategiesButPriority()));
 
 TEST(DataParallelOnGpus, EveryRankStartsFromRankZerosParameters) {
-  SKIP_WHEN_NOT_RUNNABLE();
+  SKIP_FOR_REASON(skipReason);
   auto model = makeModel(42 + static_cast<uint64_t>(world->rank()));
   DataParallel parallel(model, *deviceWorld, optionsFor("wfbp"));
   auto rankZero = makeModel(42);
-  EXPECT_EQ(valuesOf(*model), valuesOf(*rankZero));
+  EXPECT_EQ(testing::parameterValues(*model), testing::parameterValues(*rankZero));
 }
 
 TEST(DataParallelOnGpus, PriorityAmongSeveralRanksIsRefused) {
-  SKIP_WHEN_NOT_RUNNABLE();
+  SKIP_FOR_REASON(skipReason);
   auto model = makeModel(42);
   const std::string message = testing::errorMessage(
       [&] { DataParallel parallel(model, *deviceWorld, optionsFor("priority")); });

@@ -9,7 +9,7 @@
 // test, only rank 0 prints, and the exit status is the same on all ranks.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 #include "autograd/ops/loss.h"
@@ -19,6 +19,7 @@
 #include "layers/layers.h"
 #include "support/error_text.h"
 #include "support/mpi_test_world.h"
+#include "support/parameter_values.h"
 
 namespace imerge::distributed {
 namespace {
@@ -68,7 +69,7 @@ std::vector<CommSample> kneeSamples() {
 }
 
 // One process: every micro-batch's gradient accumulated, then averaged, then one SGD step.
-std::vector<Tensor> trainOneProcess(bool batchNorm, int workers) {
+std::vector<std::vector<float>> trainOneProcess(bool batchNorm, int workers) {
   auto model = makeModel(batchNorm, 42);
   layers::Sgd optimizer(model->parameters(), sgdOptions());
   for (int64_t step = 0; step < kSteps; ++step) {
@@ -83,10 +84,7 @@ std::vector<Tensor> trainOneProcess(bool batchNorm, int workers) {
     }
     optimizer.step();
   }
-  std::vector<Tensor> values;
-  for (const autograd::Variable& parameter : model->parameters())
-    values.push_back(parameter.tensor());
-  return values;
+  return testing::parameterValues(*model);
 }
 
 DataParallelOptions optionsFor(const std::string& strategy) {
@@ -101,8 +99,8 @@ DataParallelOptions optionsFor(const std::string& strategy) {
 
 // This rank's replica after 5 data-parallel steps. Ranks other than 0 start from other weights,
 // which the broadcast of rank 0's must replace.
-std::vector<Tensor> trainDataParallel(const std::string& strategy, bool batchNorm,
-                                      int64_t* plansBuilt) {
+std::vector<std::vector<float>> trainDataParallel(const std::string& strategy, bool batchNorm,
+                                                  int64_t* plansBuilt) {
   auto model = makeModel(batchNorm, 42 + static_cast<uint64_t>(world->rank()));
   layers::Sgd optimizer(model->parameters(), sgdOptions());
   DataParallel parallel(model, *world, optionsFor(strategy));
@@ -114,10 +112,7 @@ std::vector<Tensor> trainDataParallel(const std::string& strategy, bool batchNor
   }
   parallel.synchronize();
   *plansBuilt = parallel.plansBuilt();
-  std::vector<Tensor> values;
-  for (const autograd::Variable& parameter : model->parameters())
-    values.push_back(parameter.tensor());
-  return values;
+  return testing::parameterValues(*model);
 }
 
 struct Case {
@@ -130,23 +125,14 @@ class MatchesOneProcess : public ::testing::TestWithParam<Case> {};
 TEST_P(MatchesOneProcess, AfterFiveSteps) {
   const Case& c = GetParam();
   int64_t plansBuilt = 0;
-  const std::vector<Tensor> distributed = trainDataParallel(c.strategy, c.batchNorm, &plansBuilt);
-  const std::vector<Tensor> reference = trainOneProcess(c.batchNorm, world->size());
+  const std::vector<std::vector<float>> distributed =
+      trainDataParallel(c.strategy, c.batchNorm, &plansBuilt);
+  const std::vector<std::vector<float>> reference = trainOneProcess(c.batchNorm, world->size());
   EXPECT_EQ(plansBuilt, 2) << "the start-up plan and the one built after the warm-up";
   ASSERT_EQ(distributed.size(), reference.size());
-  // Relative to each tensor's scale (the infinity norm): summing N gradients in MPI's order
-  // instead of one process's changes the last bits, and batch-norm magnifies that for elements
-  // near zero, which an element-wise relative error would judge by their own tiny size.
-  double worst = 0;
-  for (size_t t = 0; t < reference.size(); ++t) {
-    const std::vector<float> got = distributed[t].toVector(), want = reference[t].toVector();
-    double largest = 0, difference = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      largest = std::max<double>(largest, std::fabs(want[i]));
-      difference = std::max<double>(difference, std::fabs(got[i] - want[i]));
-    }
-    worst = std::max(worst, difference / largest);
-  }
+  // Relative to each tensor's scale: summing N gradients in MPI's order instead of one
+  // process's changes the last bits, and batch-norm magnifies that for elements near zero.
+  const double worst = testing::largestRelativeDifference(distributed, reference);
   if (world->rank() == 0) std::printf("largest relative difference %.2e\n", worst);
   EXPECT_LE(worst, 1e-5) << c.strategy << (c.batchNorm ? " with" : " without") << " batch-norm on "
                          << world->size() << " ranks";

@@ -16,7 +16,6 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
@@ -24,11 +23,14 @@
 #include "distributed/reducer.h"
 #include "support/error_text.h"
 #include "support/fake_device.h"
+#include "support/plan_builders.h"
 
 namespace imerge::distributed {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::fifoPlan;
+using testing::reversed;
 
 // What happened, in order, across the fake events and the fake communicator.
 struct Log {
@@ -44,26 +46,6 @@ struct Log {
     return found == lines.end() ? SIZE_MAX : static_cast<size_t>(found - lines.begin());
   }
 };
-
-std::string markName(StepMark mark) {
-  switch (mark) {
-    case StepMark::ForwardStart:
-      return "forward start";
-    case StepMark::BackwardStart:
-      return "backward start";
-    case StepMark::GradReady:
-      return "grad ready";
-    case StepMark::BackwardEnd:
-      return "backward end";
-    case StepMark::StepEnd:
-      return "step end";
-    case StepMark::BucketStart:
-      return "bucket start";
-    case StepMark::BucketEnd:
-      return "bucket end";
-  }
-  return "?";
-}
 
 // Events are tags: the address of a slot, one per (kind, bucket).
 class FakeEvents final : public DeviceStepEvents {
@@ -88,7 +70,7 @@ class FakeEvents final : public DeviceStepEvents {
   void mark(StepMark mark, size_t index) override {
     ASSERT_TRUE(mark != StepMark::GradReady || index < parameters_);
     recorded_.insert({mark, index});
-    std::string line = markName(mark);  // appended: GCC 12 warns falsely on a sum here
+    std::string line = stepMarkName(mark);  // appended: GCC 12 warns falsely on a sum here
     if (mark == StepMark::GradReady) line.append(" ").append(std::to_string(index));
     log_.add(std::move(line));
   }
@@ -201,39 +183,10 @@ testing::HostBackedDevice& fakeGpu() {
   return device;
 }
 
+// Parameters on the fake GPU unless another device is named.
 std::vector<autograd::Variable> makeParameters(const std::vector<int64_t>& sizes,
                                                Device& device = fakeGpu()) {
-  std::vector<autograd::Variable> parameters;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    autograd::Variable parameter(Tensor::zeros({sizes[i]}, DType::Float32, device), true);
-    std::string name = "p";
-    name += std::to_string(i);
-    parameter.setName(name);
-    parameters.push_back(parameter);
-  }
-  return parameters;
-}
-
-std::vector<size_t> reversed(size_t count) {
-  std::vector<size_t> order(count);
-  std::iota(order.rbegin(), order.rend(), 0);
-  return order;
-}
-
-Plan fifoPlan(const std::vector<autograd::Variable>& parameters, const std::vector<size_t>& order,
-              const std::vector<size_t>& groups) {
-  Plan plan;
-  size_t position = 0;
-  for (size_t group : groups) {
-    Bucket bucket;
-    for (size_t i = 0; i < group; ++i, ++position) {
-      bucket.tensors.push_back(position);
-      bucket.bytes += parameters[order[position]].tensor().bytes();
-    }
-    bucket.priority = static_cast<int>(plan.buckets.size());
-    plan.buckets.push_back(bucket);
-  }
-  return plan;
+  return testing::makeParameters(sizes, device);
 }
 
 // A gradient for a parameter on the fake GPU: made on the host, copied over (no kernel runs).

@@ -10,14 +10,18 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <numeric>
 #include <random>
 #include <thread>
 
 #include "support/error_text.h"
+#include "support/plan_builders.h"
 
 namespace imerge::distributed {
 namespace {
+
+using testing::fifoPlan;
+using testing::makeParameters;
+using testing::reversed;
 
 // One all-reduce as the fake saw it: which elements of the flat buffer, and its label.
 struct Launch {
@@ -111,42 +115,6 @@ class RecordingCommunicator final : public Communicator, private CollectiveOps {
   bool stopping_ = false;
   std::thread thread_;
 };
-
-// Parameters of these sizes, registration order; backward order is the reverse.
-std::vector<autograd::Variable> makeParameters(const std::vector<int64_t>& sizes) {
-  std::vector<autograd::Variable> parameters;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    autograd::Variable parameter(Tensor::zeros({sizes[i]}), true);
-    std::string name = "p";  // appended, not "p" + ...: GCC 12 warns falsely on the sum
-    name += std::to_string(i);
-    parameter.setName(name);
-    parameters.push_back(parameter);
-  }
-  return parameters;
-}
-
-std::vector<size_t> reversed(size_t count) {
-  std::vector<size_t> order(count);
-  std::iota(order.rbegin(), order.rend(), 0);
-  return order;
-}
-
-// Buckets of whole tensors over `groups` consecutive positions each.
-Plan fifoPlan(const std::vector<autograd::Variable>& parameters, const std::vector<size_t>& order,
-              const std::vector<size_t>& groups) {
-  Plan plan;
-  size_t position = 0;
-  for (size_t group : groups) {
-    Bucket bucket;
-    for (size_t i = 0; i < group; ++i, ++position) {
-      bucket.tensors.push_back(position);
-      bucket.bytes += parameters[order[position]].tensor().bytes();
-    }
-    bucket.priority = static_cast<int>(plan.buckets.size());
-    plan.buckets.push_back(bucket);
-  }
-  return plan;
-}
 
 // One step: every parameter gets gradient value (index + 1) and its hook fires in `hookOrder`.
 void runStep(Reducer& reducer, std::vector<autograd::Variable>& parameters,
