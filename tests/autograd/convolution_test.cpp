@@ -12,6 +12,7 @@
 
 #include "core/cpu/convolution.h"
 #include "core/cpu/elementwise.h"
+#include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"

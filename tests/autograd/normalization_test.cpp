@@ -8,6 +8,7 @@
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"

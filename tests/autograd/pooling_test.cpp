@@ -11,6 +11,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/cpu/pooling.h"
+#include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/cpu/batch_norm.h"
-#include "support/expect_close.h"
+#include "support/compare.h"
 #include "support/gradcheck.h"
 
 namespace imerge {

@@ -23,7 +23,7 @@
 #include "core/cuda/flat_index.h"
 #include "core/cuda/lrn_math.h"
 #include "core/cuda/pooling_math.h"
-#include "support/expect_close.h"
+#include "support/compare.h"
 #include "support/gradcheck.h"
 #include "support/pool_cases.h"
 

@@ -41,24 +41,11 @@ Tensor normalTensor(const Shape& shape, uint64_t seed) {
   return tensor;
 }
 
-// max |gpu - cpu| <= tolerance * max |cpu| over the tensor, reporting the worst element.
+// max |gpu - cpu| <= tolerance * max |cpu| over the tensor, no NaN or infinity on either side
+// (support/compare.h), the worst element reported.
 void expectCloseToScale(const Tensor& onGpu, const Tensor& onCpu, const std::string& what,
                         float tolerance = 1e-3f) {
-  ASSERT_EQ(onGpu.shape(), onCpu.shape()) << what;
-  const std::vector<float> gpu = onGpu.toVector(), cpu = onCpu.toVector();
-  float scale = 0, worst = 0;
-  size_t worstIndex = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    scale = std::max(scale, std::fabs(cpu[i]));
-    const float difference = std::fabs(gpu[i] - cpu[i]);
-    if (!(difference <= worst)) {  // NaN counts as worst
-      worst = difference;
-      worstIndex = i;
-    }
-  }
-  EXPECT_LE(worst, tolerance * std::max(scale, 1e-6f))
-      << what << " " << onCpu.describe() << ": element " << worstIndex << " is " << gpu[worstIndex]
-      << " on the GPU, " << cpu[worstIndex] << " on the CPU (largest |value| " << scale << ")";
+  EXPECT_TRUE(testing::closeToScale(onGpu, onCpu, tolerance, what + " " + onCpu.describe()));
 }
 
 bool containsDropout(const layers::Module& module) {

@@ -55,6 +55,7 @@ void expectClose(const Tensor& onGpu, const Tensor& onCpu, const char* what,
   const std::vector<float> gpu = onGpu.toVector(), cpu = onCpu.toVector();
   const std::vector<float> sums =
       magnitude.defined() ? magnitude.toVector() : std::vector<float>(cpu.size(), 0.0f);
+  ASSERT_TRUE(testing::sameSizeAndFinite(gpu, cpu, what));
   for (size_t i = 0; i < gpu.size(); ++i) {
     const float bound = strict * std::max(1.0f, std::fabs(cpu[i])) + productError * sums[i];
     ASSERT_LE(std::fabs(gpu[i] - cpu[i]), bound)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/compare.h"
 #include "support/reference_data.h"
 
 namespace imerge::layers {

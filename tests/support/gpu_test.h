@@ -12,7 +12,7 @@
 #include "core/cuda/cuda_device.h"
 #include "core/cuda/cuda_settings.h"
 #include "core/tensor.h"
-#include "support/expect_close.h"
+#include "support/compare.h"
 
 // Skips the running test with `reason` (a std::string) unless it is empty. Macros, because
 // GTEST_SKIP() returns from the test body.
@@ -51,8 +51,8 @@ class StrictCudaSettings {
 };
 
 // A CUDA kernel's result against the CPU kernel's on the same inputs: both defined, the same
-// shape, onGpu on a CUDA device, and |gpu - cpu| <= tolerance * max(1, |cpu|) elementwise
-// (support/expect_close.h), the first offender reported with `what`.
+// shape, onGpu on a CUDA device, and |gpu - cpu| <= tolerance * (1 + |cpu|) elementwise, with
+// no NaN or infinity on either side (support/compare.h), the worst offender reported with `what`.
 inline void expectClose(const Tensor& onGpu, const Tensor& onCpu, const std::string& what = "",
                         float tolerance = 1e-4f) {
   ASSERT_TRUE(onGpu.defined()) << what << " is undefined on the GPU";

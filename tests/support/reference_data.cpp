@@ -1,8 +1,5 @@
 #include "support/reference_data.h"
 
-#include <gtest/gtest.h>
-
-#include <cmath>
 #include <fstream>
 
 namespace imerge::testing {
@@ -31,34 +28,6 @@ ReferenceCase loadReferenceCase(const std::string& file, const std::string& case
   nlohmann::json document = nlohmann::json::parse(in);
   IMERGE_CHECK(document.at("cases").contains(caseName), path, " has no case '", caseName, "'");
   return ReferenceCase(path, caseName, document.at("cases").at(caseName));
-}
-
-void expectAllClose(const Tensor& actual, const Tensor& expected, float rtol, float atol,
-                    const std::string& what) {
-  ASSERT_EQ(actual.shape(), expected.shape())
-      << what << ": shape " << actual.describe() << " vs expected " << expected.describe();
-  const float* a = actual.data<float>();
-  const float* e = expected.data<float>();
-  int64_t worst = -1;
-  double worstExcess = 0;
-  int64_t failures = 0;
-  for (int64_t i = 0; i < actual.numel(); ++i) {
-    const double error = std::fabs(static_cast<double>(a[i]) - e[i]);
-    const double allowed = atol + rtol * std::fabs(e[i]);
-    if (!(error <= allowed)) {  // also catches NaN
-      ++failures;
-      const double excess = std::isnan(error) ? INFINITY : error - allowed;
-      if (worst < 0 || excess > worstExcess) {
-        worst = i;
-        worstExcess = excess;
-      }
-    }
-  }
-  EXPECT_EQ(failures, 0) << what << ": " << failures << " of " << actual.numel()
-                         << " elements differ; worst at flat index " << worst << ": actual "
-                         << (worst >= 0 ? a[worst] : 0) << ", expected "
-                         << (worst >= 0 ? e[worst] : 0) << " (rtol " << rtol << ", atol " << atol
-                         << ")";
 }
 
 }  // namespace imerge::testing

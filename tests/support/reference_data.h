@@ -4,7 +4,7 @@
 //   {"cases": {"<case>": {"tensors": {"<name>": {"shape": [..], "data": [..]}, ...},
 //                         "options": {...}}}}
 //
-// Integer tensors (labels) carry "dtype": "int64".
+// Integer tensors (labels) carry "dtype": "int64". Comparisons with them: support/compare.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,10 +30,5 @@ class ReferenceCase {
 
 // `file` is relative to tests/reference/.
 ReferenceCase loadReferenceCase(const std::string& file, const std::string& caseName);
-
-// Element by element: |actual - expected| <= atol + rtol * |expected|. Reports the worst
-// element's index and values on failure.
-void expectAllClose(const Tensor& actual, const Tensor& expected, float rtol, float atol,
-                    const std::string& what);
 
 }  // namespace imerge::testing
