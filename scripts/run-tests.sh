@@ -7,18 +7,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
+# run_ctest BUILD NAME [CTEST ARGS...]: ctest in BUILD, then how many tests it skipped and why
+# (scripts/test-summary.py, from ctest's JUnit file BUILD/junit-NAME.xml), pass or fail.
+run_ctest() {
+  local build=$1 name=$2 status=0
+  shift 2
+  (cd "$build" && ctest --output-on-failure --output-junit "$PWD/junit-$name.xml" "$@") || status=$?
+  /usr/bin/python3 scripts/test-summary.py "$build/junit-$name.xml"
+  return "$status"
+}
+
 start=$SECONDS
 scripts/build.sh release
 # Two test processes at a time, one OpenMP thread each: two processes of two threads on two
 # cores spin-wait on each other and run up to 100x slower. The training test runs alone, with
 # its own two threads.
 export OMP_NUM_THREADS=1
-(cd build/release && ctest --output-on-failure -j 2 -LE slow && ctest --output-on-failure -L slow)
+run_ctest build/release release -j 2 -LE slow
+run_ctest build/release release-slow -L slow
 echo "run-tests: release build and tests took $((SECONDS - start)) s"
 
 start=$SECONDS
 scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build/asan && ctest --output-on-failure -j 2 -LE "slow|mpi")
+run_ctest build/asan asan -j 2 -LE "slow|mpi"
 echo "run-tests: sanitizer build and tests took $((SECONDS - start)) s"
