@@ -21,6 +21,7 @@
 #include "apps/metrics_log.h"
 #include "apps/planner_flags.h"
 #include "apps/progress_bar.h"
+#include "apps/rank_exit_report.h"
 #include "core/cuda/cuda_device.h"
 #include "core/cuda/cuda_settings.h"
 #include "core/device.h"
@@ -136,6 +137,9 @@ void startJob(const Options& options, Job& job) {
       std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{options.distTimeout});
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
+  // Stopped by a signal (mpirun's, when another rank died), a rank names itself and the ranks
+  // already gone, which mpirun's own notice does not make clear.
+  apps::installRankExitReport(*job.communicator);
   startDeviceCommunicator(options, job);
 }
 
