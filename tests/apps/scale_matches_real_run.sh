@@ -17,17 +17,6 @@ export OMP_NUM_THREADS=1
   --max-bytes 16777216 --repetitions 10 --out "$workdir/comm" >"$workdir/commbench.out" 2>&1
 "$scale" --model resnet20 --image-size 32 --batch-size 32 --workers 2 --measure-up-to 2 \
   --comm-model "$workdir/comm.csv" --mpirun "$mpiexec" --out "$workdir/scale"
-# Rows come in pairs: measured, then the same (workers, strategy) simulated.
-awk -F, 'NR > 1 && $4 == "measured" { measured[$3] = $5 }
-         NR > 1 && $4 == "simulated" { simulated[$3] = $5 }
-         END {
-           bad = 0; n = 0
-           for (s in measured) {
-             n++
-             error = (simulated[s] - measured[s]) / measured[s]
-             printf "%-9s measured %.2f ms, simulated %.2f ms (%+.1f%%)\n", s, 1e3 * measured[s], 1e3 * simulated[s], 100 * error
-             if (error > 0.4 || error < -0.4) bad = 1
-           }
-           if (n != 6) { print "expected 6 measured strategies, got " n; exit 1 }
-           exit bad
-         }' "$workdir/scale.csv"
+# Six strategies at 2 ranks, each measured and simulated.
+/usr/bin/python3 "$(dirname "$0")/../../scripts/compare-simulated.py" "$workdir/scale.csv" \
+  --bound 40 --expect 6
