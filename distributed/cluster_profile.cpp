@@ -37,8 +37,8 @@ int nearestCount(const std::map<int, Value>& byWorkers, int workers) {
 }
 
 // The published rows the built-in paper-like profile is made of: the same text as
-// ../shared/reference/mgwfbp_alpha_beta.csv and imerge_comm_small_messages.csv (a test checks
-// they agree when that folder is present).
+// tests/reference/published/mgwfbp_alpha_beta.csv and imerge_comm_small_messages.csv (a test checks
+// they agree).
 constexpr const char* kBuiltinAlphaBeta = R"(network,workers,a_seconds,b_seconds_per_byte
 10GbE,2,2.55e-6,9.84e-11
 10GbE,4,4.20e-5,2.06e-10

@@ -104,9 +104,9 @@ class ClusterProfile : public CommModel {
 // 2, a row that repeats an earlier one's key, a table without rows.
 
 // network,workers,a_seconds,b_seconds_per_byte (MG-WFBP's T(M) = a + bM per cluster and worker
-// count, ../shared/reference/mgwfbp_alpha_beta.csv): one profile of linear models per network.
-// Within a network the startup a must not decrease as workers grow (more workers never start
-// faster; the bandwidth term b is published non-monotone, 10GbE's 16 workers below its 8, and
+// count, tests/reference/published/mgwfbp_alpha_beta.csv): one profile of linear models per
+// network. Within a network the startup a must not decrease as workers grow (more workers never
+// start faster; the bandwidth term b is published non-monotone, 10GbE's 16 workers below its 8, and
 // is taken as published).
 std::map<std::string, ClusterProfile> readAlphaBetaProfiles(const std::string& path);
 std::map<std::string, ClusterProfile> parseAlphaBetaProfiles(std::istream& text,
@@ -120,8 +120,8 @@ struct SmallMessageCosts {
   size_t largestBytes = 0;  // the largest message the table lists, in bytes
 };
 // nodes,message_elems,time (the IMerge paper's small-message costs,
-// ../shared/reference/imerge_comm_small_messages.csv): elements are float32 (4 bytes) and time
-// is in milliseconds, as the file's header says the pattern fits. For each node count the time
+// tests/reference/published/imerge_comm_small_messages.csv): elements are float32 (4 bytes) and
+// time is in milliseconds, as the file's header says the pattern fits. For each node count the time
 // must not decrease as the message grows (the rows may come in any order); the flat cost is the
 // time of the largest message listed, because below the breakpoint a message pays its startup
 // and the largest small message measured bounds what any of them pays.
@@ -140,8 +140,8 @@ inline constexpr size_t kPaperBreakpointBytes = 32768 * 4;
 
 // The "paper-like" cluster of the simulator's presets: the IMerge small-message flat costs
 // below 32768 elements x 4 bytes and MG-WFBP's 10GbE line above, at 2 to 64 workers. Built-in:
-// the published rows are compiled in (the same text as ../shared/reference/, parsed by the same
-// readers), so it needs no files.
+// the published rows are compiled in (the same text as tests/reference/published/, parsed by the
+// same readers), so it needs no files.
 ClusterProfile paperLikeClusterProfile();
 // The same from the two tables in `referenceDir` (mgwfbp_alpha_beta.csv and
 // imerge_comm_small_messages.csv).

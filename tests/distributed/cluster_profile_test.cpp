@@ -1,5 +1,5 @@
 // Cluster profiles: the ring rule that carries a model to other worker counts, the published
-// tables (read from ../shared/reference when it is there, and the built-in copy), their
+// tables (tests/reference/published/ and the built-in copy), their
 // refusals naming file, line and field, the paper-like profile; fits on imerge-commbench's own
 // size grid with known knees; and, on the sweep measured on this machine
 // (docs/data/commbench-2ranks-shm.csv), the piecewise fit beating the line.
@@ -28,15 +28,11 @@ using imerge::testing::TempDir;
 std::filesystem::path projectRoot() {
   return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
 }
+// The published tables, as the tests keep them (tests/reference/published/, copied from the
+// project's reference data; the built-in copy in cluster_profile.cpp must equal them).
 std::filesystem::path referenceDir() {
-  return projectRoot().parent_path() / "shared" / "reference";
+  return projectRoot() / "tests" / "reference" / "published";
 }
-
-#define SKIP_WITHOUT_REFERENCE_TABLES()                                                \
-  if (!std::filesystem::exists(referenceDir() / "mgwfbp_alpha_beta.csv")) {            \
-    GTEST_SKIP() << "no published tables at " << referenceDir().string()               \
-                 << " (the ../shared/reference folder next to the project is absent)"; \
-  }
 
 // ---- the ring rule ----
 
@@ -122,7 +118,6 @@ TEST(ClusterProfile, PaperLikeIsFlatBelowTheBreakpointAndMgwfbpTenGbEAbove) {
 }
 
 TEST(ClusterProfile, BuiltInTablesAreThePublishedFiles) {
-  SKIP_WITHOUT_REFERENCE_TABLES();
   const ClusterProfile fromFiles = paperLikeClusterProfile(referenceDir().string());
   const ClusterProfile builtIn = paperLikeClusterProfile();
   EXPECT_EQ(fromFiles.measuredWorkerCounts(), builtIn.measuredWorkerCounts());
