@@ -245,14 +245,32 @@ TEST(Dropout, TrainingZeroesAboutPAndScalesSurvivors) {
   EXPECT_NEAR(fraction, p, 0.01);
 }
 
+// Each output is 0 or input / (1 - p), a fraction near p of them 0; the gradient is
+// gradOutput / (1 - p) exactly where the output survived and 0 where it was dropped. An
+// identity (nothing dropped, nothing scaled), a mask drawn again for the backward, or a
+// backward without the 1 / (1 - p) each fail it.
 TEST(Dropout, GradientIsMaskedAndScaledLikeTheForward) {
-  const float p = 0.5f;
-  Variable input(Tensor::full({10, 10}, 1.0f), true);
+  const float p = 0.4f;
+  const Tensor values = randomTensor({40, 50}, 8, 0.5f, 1.5f);  // no zeros of its own
+  Variable input(values, true);
   Generator generator(9);
   Variable output = autograd::dropout(input, p, true, generator);
-  autograd::sum(output).backward();
-  // With an all-ones input the output is the mask itself, and d sum / d input is the mask too.
-  EXPECT_EQ(input.grad().toVector(), output.tensor().toVector());
+  const Tensor gradOutput = randomTensor({40, 50}, 10);
+  output.backward(gradOutput);
+  const std::vector<float> x = values.toVector(), y = output.tensor().toVector();
+  const std::vector<float> dy = gradOutput.toVector(), dx = input.grad().toVector();
+  int64_t dropped = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (y[i] == 0.0f) {
+      ++dropped;
+      ASSERT_EQ(dx[i], 0.0f) << "element " << i << " was dropped in the forward";
+    } else {
+      ASSERT_FLOAT_EQ(y[i], x[i] / (1.0f - p)) << "element " << i;
+      ASSERT_FLOAT_EQ(dx[i], dy[i] / (1.0f - p)) << "element " << i;
+    }
+  }
+  // 2000 draws with p = 0.4: 800 expected, standard deviation 22.
+  EXPECT_NEAR(static_cast<double>(dropped), 0.4 * 2000, 100) << "dropped of 2000";
 }
 
 TEST(Dropout, SameSeedSameMaskAndOtherSeedOtherMask) {
