@@ -10,6 +10,7 @@
 // The model is an MLP (Linear, ReLU, softmax cross-entropy, SGD): the ops with CUDA kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "distributed/data_parallel.h"
 #include "distributed/device_communicator.h"
 #include "layers/layers.h"
+#include "support/compare.h"
 #include "support/gpu_test.h"
 #include "support/parameter_values.h"
 
@@ -84,11 +86,49 @@ DataParallelOptions optionsFor(const std::string& strategy) {
 // the difference, if any, is the order of a sum).
 void expectSameParameters(const std::vector<std::vector<float>>& got,
                           const std::vector<std::vector<float>>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t t = 0; t < want.size(); ++t) {
-    EXPECT_LE(testing::relativeDifference(got[t], want[t]), 1e-6) << what << ", tensor " << t;
-  }
+  EXPECT_TRUE(testing::parametersCloseToScale(got, want, 1e-6, what));
 }
+
+// A device communicator that forwards everything to `inner` and records the sizes its
+// allreduceTimer was asked for and timed: what the start-up measurement went through.
+class TimerRecordingCommunicator : public DeviceCommunicator {
+ public:
+  explicit TimerRecordingCommunicator(DeviceCommunicator& inner) : inner_(inner) {}
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string backendName() const override { return inner_.backendName(); }
+  WorkHandle submit(std::string label, CommTask task) override {
+    return inner_.submit(std::move(label), std::move(task));
+  }
+  WorkHandle allreduceSumAsync(float* data, size_t count, std::string label) override {
+    return inner_.allreduceSumAsync(data, count, std::move(label));
+  }
+  [[noreturn]] void abort(int exitCode) override { inner_.abort(exitCode); }
+  void shutdown() override {}  // the test shuts `inner` down
+  Device& bufferDevice() const override { return inner_.bufferDevice(); }
+  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
+                                   std::string label) override {
+    return inner_.allreduceAverageAsync(data, count, sync, std::move(label));
+  }
+  void waitOnStream(const WorkHandle& work, CUstream_st* stream) override {
+    inner_.waitOnStream(work, stream);
+  }
+  AllreduceTimer allreduceTimer(size_t maxBytes) override {
+    timerMaxBytes.push_back(maxBytes);
+    return [this, timer = inner_.allreduceTimer(maxBytes)](CollectiveOps& ops, size_t bytes,
+                                                           int count) {
+      timedBytes.push_back(bytes);  // on the communication thread, read after it is done
+      return timer(ops, bytes, count);
+    };
+  }
+
+  std::vector<size_t> timerMaxBytes;
+  std::vector<size_t> timedBytes;
+
+ private:
+  DeviceCommunicator& inner_;
+};
 
 enum class Backend { Nccl, Staging, None };
 
@@ -176,13 +216,31 @@ TEST(DataParallelOnGpu, TheStartUpMeasurementTimesTheBackendsDeviceAllReduces) {
       EXPECT_LT(sample.seconds, 1.0) << nameOf(backend) << ", " << sample.bytes << " bytes";
     }
     {
-      // imerge without a communication model measures one at start-up, through the device.
+      // imerge without a communication model measures one at start-up, through the device's
+      // timer, at every start-up size, and plans with what it measured.
       DataParallelOptions options = optionsFor("imerge");
       options.commSamples.clear();
       auto model = makeModel(gpu);
       layers::Sgd optimizer(model->parameters(), sgdOptions());
-      DataParallel parallel(model, *device, options);
+      TimerRecordingCommunicator recording(*device);
+      DataParallel parallel(model, recording, options);
+      const std::vector<size_t> startup = startupMeasurementSizes();
+      EXPECT_EQ(recording.timerMaxBytes,
+                std::vector<size_t>{*std::max_element(startup.begin(), startup.end())})
+          << nameOf(backend);
+      for (size_t bytes : startup) {
+        EXPECT_NE(std::find(recording.timedBytes.begin(), recording.timedBytes.end(), bytes),
+                  recording.timedBytes.end())
+            << nameOf(backend) << ": " << bytes << " bytes were never timed";
+      }
       ASSERT_NE(parallel.beliefModel(), nullptr);
+      // Its model predicts what measureAllreduce on the same device timed above (within 10x:
+      // the two measurements are seconds apart on a shared GPU).
+      for (const CommSample& sample : samples) {
+        const double predicted = parallel.beliefModel()->seconds(sample.bytes, 1);
+        EXPECT_GT(predicted, sample.seconds / 10) << nameOf(backend) << ", " << sample.bytes;
+        EXPECT_LT(predicted, sample.seconds * 10) << nameOf(backend) << ", " << sample.bytes;
+      }
       auto [images, labels] = batch(0, gpu);
       parallel.backward(
           autograd::softmaxCrossEntropy(parallel.forward(autograd::Variable(images)), labels));
