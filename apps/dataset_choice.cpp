@@ -27,7 +27,8 @@ DatasetSplits idxSplits(const DatasetChoice& choice) {
   // Digits are not mirror-symmetric; clothes are.
   const TransformPtr train = fashion ? compose({randomHorizontalFlip(), normal}) : normal;
   return {std::make_shared<IdxImageDataset>(choice.name, directory, "train", train),
-          std::make_shared<IdxImageDataset>(choice.name, directory, "test", normal), true};
+          std::make_shared<IdxImageDataset>(choice.name, directory, "test", normal), true,
+          directory};
 }
 
 DatasetSplits cifarSplits(const DatasetChoice& choice) {
@@ -37,7 +38,8 @@ DatasetSplits cifarSplits(const DatasetChoice& choice) {
   const TransformPtr normal = normalize({0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f});
   const TransformPtr train = compose({randomCrop(32, 32, 4), randomHorizontalFlip(), normal});
   return {std::make_shared<Cifar10Dataset>(choice.directory, "train", train),
-          std::make_shared<Cifar10Dataset>(choice.directory, "test", normal), true};
+          std::make_shared<Cifar10Dataset>(choice.directory, "test", normal), true,
+          choice.directory};
 }
 
 DatasetSplits folderSplits(const DatasetChoice& choice) {
@@ -55,7 +57,8 @@ DatasetSplits folderSplits(const DatasetChoice& choice) {
       .strict = choice.strict};
   const std::filesystem::path root(choice.directory);
   return {std::make_shared<ImageFolderDataset>((root / "train").string(), train),
-          std::make_shared<ImageFolderDataset>((root / "val").string(), val), size <= 64};
+          std::make_shared<ImageFolderDataset>((root / "val").string(), val), size <= 64,
+          choice.directory};
 }
 
 DatasetSplits syntheticSplits(const DatasetChoice& choice) {
@@ -63,7 +66,7 @@ DatasetSplits syntheticSplits(const DatasetChoice& choice) {
   const int64_t classes = choice.imageSize <= 64 ? 10 : 1000;
   return {std::make_shared<SyntheticDataset>(50000, shape, classes, choice.seed),
           std::make_shared<SyntheticDataset>(1000, shape, classes, choice.seed + 1),
-          choice.imageSize <= 64};
+          choice.imageSize <= 64, "synthetic data (seed " + std::to_string(choice.seed) + ")"};
 }
 }  // namespace
 

@@ -28,6 +28,8 @@ struct DatasetSplits {
   std::shared_ptr<const data::Dataset> test;
   // The data's images are small (CIFAR/Fashion-MNIST sizes): models use their small stems.
   bool smallImages = false;
+  // Where the data came from, for messages: the folder read, or "synthetic data (seed S)".
+  std::string source;
 };
 
 // Opens both splits; errors name the dataset, folder or file at fault.

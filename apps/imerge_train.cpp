@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "apps/classifier_training.h"
+#include "apps/dataset_agreement.h"
 #include "apps/dataset_choice.h"
 #include "apps/metrics_log.h"
 #include "apps/planner_flags.h"
@@ -257,6 +258,18 @@ int run(const Options& options, Job& job) {
                                             .seed = options.seed,
                                             .rank = job.rank,
                                             .worldSize = job.worldSize});
+
+  if (job.communicator && job.worldSize > 1) {
+    // Before any step: ranks whose data differ would post different collectives.
+    apps::requireSameDatasetOnEveryRank(*job.communicator,
+                                        {.trainImages = splits.train->size(),
+                                         .testImages = splits.test->size(),
+                                         .stepsPerEpoch = trainLoader.batchesPerEpoch(),
+                                         .evaluationSteps = testLoader.batchesPerEpoch(),
+                                         .classes = splits.train->classes(),
+                                         .imageShape = imageShape,
+                                         .source = splits.source});
+  }
 
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
@@ -510,6 +523,12 @@ int main(int argc, char** argv) {
     const int status = run(options, job);
     job.shutdown();
     return status;
+  } catch (const distributed::RanksDisagree& error) {
+    // Every rank refused at the same point: none waits in a collective, so all end in order.
+    std::cerr << "imerge-train: error on rank " << job.rank << " of " << job.worldSize << ": "
+              << error.what() << "\n";
+    job.shutdown();
+    return 1;
   } catch (const std::exception& error) {
     std::cerr << "imerge-train: error";
     if (job.communicator) std::cerr << " on rank " << job.rank << " of " << job.worldSize;

@@ -4,17 +4,16 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstring>
 #include <string>
 #include <vector>
 
 namespace imerge::apps {
 namespace {
 
-// One rank's identity as every rank learns it at start-up (broadcast as plain bytes).
+// One rank's process, as every rank learns it at start-up.
 struct RankIdentity {
-  int64_t pid = 0;
-  char host[64] = {};
+  long pid = 0;
+  std::string host;
 };
 
 struct PeerOnThisMachine {
@@ -76,16 +75,16 @@ std::string describe(int rank, int size, const RankIdentity& identity) {
 
 void installRankExitReport(distributed::Communicator& communicator) {
   const int rank = communicator.rank(), size = communicator.size();
-  RankIdentity own;
-  own.pid = getpid();
-  gethostname(own.host, sizeof own.host - 1);
-  std::vector<RankIdentity> identities(static_cast<size_t>(size));
-  for (int root = 0; root < size; ++root) {
-    RankIdentity identity = root == rank ? own : RankIdentity{};
-    communicator.broadcast(&identity, sizeof identity, root);
-    identity.host[sizeof identity.host - 1] = '\0';
-    identities[static_cast<size_t>(root)] = identity;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  // "pid host" from every rank.
+  std::vector<RankIdentity> identities;
+  for (const std::string& text :
+       communicator.allgatherText(std::to_string(getpid()) + " " + host)) {
+    const size_t space = text.find(' ');
+    identities.push_back({std::stol(text.substr(0, space)), text.substr(space + 1)});
   }
+  const RankIdentity& own = identities[static_cast<size_t>(rank)];
 
   auto* report = new PreparedReport;  // deliberately never freed: the handlers may run at exit
   const std::string self = describe(rank, size, own);
@@ -99,7 +98,7 @@ void installRankExitReport(distributed::Communicator& communicator) {
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
     const RankIdentity& identity = identities[static_cast<size_t>(peer)];
-    if (std::strcmp(identity.host, own.host) != 0) {
+    if (identity.host != own.host) {
       othersElsewhere = true;
       continue;
     }
@@ -110,11 +109,11 @@ void installRankExitReport(distributed::Communicator& communicator) {
              "ends early\n"});
   }
   report->noneGoneLine =
-      std::string(
-          "imerge-train: every other rank on this machine was still "
-          "running: the signal came from outside the job (kill, or "
-          "Ctrl-C on mpirun)") +
-      (othersElsewhere ? "; ranks on other machines cannot be checked from here" : "") + "\n";
+      "imerge-train: every other rank on this machine was still running: the "
+      "signal came from outside the job (kill, or Ctrl-C on mpirun)";
+  if (othersElsewhere)
+    report->noneGoneLine += "; ranks on other machines cannot be checked from here";
+  report->noneGoneLine += "\n";
   prepared = report;
 
   struct sigaction action = {};

@@ -87,6 +87,21 @@ void Communicator::barrier() {
   submit("barrier", [](CollectiveOps& ops) { ops.barrier(); })->wait();
 }
 
+std::vector<std::string> Communicator::allgatherText(const std::string& mine) {
+  std::vector<std::string> texts(static_cast<size_t>(size()));
+  submit("all-gather text", [&](CollectiveOps& ops) {
+    for (int root = 0; root < size(); ++root) {
+      std::string& text = texts[static_cast<size_t>(root)];
+      if (root == rank()) text = mine;
+      int64_t length = static_cast<int64_t>(text.size());
+      ops.broadcast(&length, sizeof length, root);
+      text.resize(static_cast<size_t>(length));
+      ops.broadcast(text.data(), text.size(), root);
+    }
+  })->wait();
+  return texts;
+}
+
 // ---- SingleProcessCommunicator -------------------------------------------------------------
 
 namespace {

@@ -20,6 +20,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "core/error.h"
 
 namespace imerge::distributed {
 
@@ -65,6 +68,14 @@ class CollectiveOps {
 
 using CommTask = std::function<void(CollectiveOps&)>;
 
+// Thrown by every rank at the same point, once the ranks found together that the run cannot go
+// on (they read different datasets, say): no rank is left waiting in a collective, so each may
+// shut down in order and exit, instead of aborting the job.
+class RanksDisagree : public Error {
+ public:
+  using Error::Error;
+};
+
 // The text of a stored exception, for errors that quote an earlier one.
 std::string exceptionMessage(const std::exception_ptr& error);
 
@@ -86,6 +97,9 @@ class Communicator {
   void broadcast(void* data, size_t bytes, int root);
   void allreduceMax(int64_t* data, size_t count);
   void barrier();
+  // Every rank's `mine`, indexed by rank, on every rank (one broadcast of the length and one of
+  // the bytes per rank: for start-up checks, not for the training loop).
+  std::vector<std::string> allgatherText(const std::string& mine);
 
   // Ends the job on every rank at once (MPI_Abort); for fatal errors, from any thread.
   [[noreturn]] virtual void abort(int exitCode) = 0;
