@@ -411,6 +411,17 @@ int run(const Options& options, Job& job) {
   return 0;
 }
 
+// "imerge-train: error on rank R of N: what" as one write, so that ranks failing together do not
+// interleave their messages on a shared standard error.
+void reportError(const Job& job, const std::exception& error) {
+  std::string text = "imerge-train: error";
+  if (job.communicator) {
+    text += " on rank " + std::to_string(job.rank) + " of " + std::to_string(job.worldSize);
+  }
+  text += std::string(": ") + error.what() + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -525,14 +536,11 @@ int main(int argc, char** argv) {
     return status;
   } catch (const distributed::RanksDisagree& error) {
     // Every rank refused at the same point: none waits in a collective, so all end in order.
-    std::cerr << "imerge-train: error on rank " << job.rank << " of " << job.worldSize << ": "
-              << error.what() << "\n";
+    reportError(job, error);
     job.shutdown();
     return 1;
   } catch (const std::exception& error) {
-    std::cerr << "imerge-train: error";
-    if (job.communicator) std::cerr << " on rank " << job.rank << " of " << job.worldSize;
-    std::cerr << ": " << error.what() << "\n";
+    reportError(job, error);
     // The other ranks would wait in their next collective: end the whole job now.
     if (job.communicator && job.worldSize > 1) job.communicator->abort(1);
     return 1;
