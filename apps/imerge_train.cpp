@@ -71,6 +71,7 @@ struct Options {
   std::string trace;
   std::string profile;  // --profile: rank 0's measured compute profile
   double distTimeout = 60;
+  bool distCheckCollectives = true;
   int64_t warmupSteps = 5;
 };
 
@@ -135,7 +136,9 @@ void startJob(const Options& options, Job& job) {
                "than cores, and --bind-to none so each rank can use several threads). Without "
                "--dist, imerge-train trains in this one process.");
   job.communicator =
-      std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{options.distTimeout});
+      std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{
+          .timeoutSeconds = options.distTimeout,
+          .checkCollectiveShapes = options.distCheckCollectives});
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
   // Stopped by a signal (mpirun's, when another rank died), a rank names itself and the ranks
@@ -514,6 +517,11 @@ int main(int argc, char** argv) {
                  "nccl (a GPU per rank), mpi (on a GPU: MPI through host copies, ranks may share "
                  "a GPU)")
       ->check(CLI::IsMember({"auto", "nccl", "mpi"}))
+      ->capture_default_str();
+  app.add_option("--dist-check-collectives", options.distCheckCollectives,
+                 "with --dist: compare every collective's size across ranks before posting it, "
+                 "so ranks that disagree fail with a named error instead of corrupting memory "
+                 "(one small all-gather per collective; bench/collective_check_cost.sh)")
       ->capture_default_str();
   app.add_option("--dist-timeout", options.distTimeout,
                  "seconds a collective may wait for the other ranks before the job stops")

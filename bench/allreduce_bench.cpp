@@ -13,7 +13,9 @@
 // fused in backward order into buckets of about --bucket-mib (DDP's 25 MiB); and those 62
 // tensors one all-reduce each. Each sample starts after a barrier and counts the slowest rank;
 // the figures are medians over --rounds of the time per pass (small sizes make many passes per
-// sample). GB/s is algorithm bandwidth: total bytes / time.
+// sample). GB/s is algorithm bandwidth: total bytes / time. A third variant, "unchecked", is the
+// imerge path without the collective shape check (MpiOptions::checkCollectiveShapes), so the
+// check's cost per pass is "imerge ms" less "unchecked ms", measured in the same rounds.
 //
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2
 //       build/release/bench/imerge-allreduce-bench --json allreduce.json
@@ -220,8 +222,9 @@ int main(int argc, char** argv) {
         "imerge-allreduce-bench: %d ranks, %d rounds (median), float sum in place, "
         "--wait %s\n",
         comm.size(), rounds, waitOrder.c_str());
-    std::printf("%-10s %-20s %8s %12s %12s %12s %12s %7s\n", "total", "layout", "buckets", "raw ms",
-                "imerge ms", "raw GB/s", "imerge GB/s", "ratio");
+    std::printf("%-10s %-20s %8s %12s %12s %12s %12s %7s %14s %12s\n", "total", "layout", "buckets",
+                "raw ms", "imerge ms", "raw GB/s", "imerge GB/s", "ratio", "unchecked ms",
+                "check us");
   }
   nlohmann::json results = nlohmann::json::array();
   const size_t maxBytes =
@@ -235,29 +238,42 @@ int main(int argc, char** argv) {
       // At least 8 MiB per sample (at most 1000 passes).
       const int passes = static_cast<int>(
           std::clamp<size_t>((size_t{8} << 20) / std::max<size_t>(totalBytes, 1), 1, 1000));
-      std::vector<double> raw, ours;
+      std::vector<double> raw, ours, unchecked;
+      const auto timeUnchecked = [&] {
+        // Every rank switches at the same point of its sequence of collectives.
+        comm.setCheckCollectiveShapes(false);
+        const double seconds =
+            timeCommunicator(comm, buffer.data(), buckets, passes, waitLastFirst);
+        comm.setCheckCollectiveShapes(true);
+        return seconds;
+      };
       for (int round = -warmup; round < rounds; ++round) {
         // Alternate which goes first, so neither always inherits the other's cache state.
-        double rawSeconds, oursSeconds;
+        double rawSeconds, oursSeconds, uncheckedSeconds;
         if (round % 2 == 0) {
           rawSeconds = timeRaw(comm, buffer.data(), buckets, passes);
           oursSeconds = timeCommunicator(comm, buffer.data(), buckets, passes, waitLastFirst);
+          uncheckedSeconds = timeUnchecked();
         } else {
+          uncheckedSeconds = timeUnchecked();
           oursSeconds = timeCommunicator(comm, buffer.data(), buckets, passes, waitLastFirst);
           rawSeconds = timeRaw(comm, buffer.data(), buckets, passes);
         }
         if (round >= 0) {
           raw.push_back(rawSeconds);
           ours.push_back(oursSeconds);
+          unchecked.push_back(uncheckedSeconds);
         }
       }
       const double rawMedian = median(raw), oursMedian = median(ours);
+      const double uncheckedMedian = median(unchecked);
       const double rawGbps = totalBytes / rawMedian / 1e9, oursGbps = totalBytes / oursMedian / 1e9;
       if (print) {
-        std::printf("%-10s %-20s %8zu %12.3f %12.3f %12.3f %12.3f %6.1f%%\n",
+        std::printf("%-10s %-20s %8zu %12.3f %12.3f %12.3f %12.3f %6.1f%% %14.3f %12.1f\n",
                     readableBytes(totalBytes).c_str(), layout.c_str(), buckets.size(),
                     rawMedian * 1e3, oursMedian * 1e3, rawGbps, oursGbps,
-                    100.0 * oursGbps / rawGbps);
+                    100.0 * oursGbps / rawGbps, uncheckedMedian * 1e3,
+                    (oursMedian - uncheckedMedian) * 1e6);
         std::fflush(stdout);
       }
       results.push_back({{"total_bytes", totalBytes},
@@ -268,6 +284,8 @@ int main(int argc, char** argv) {
                          {"imerge_seconds", ours},
                          {"raw_median_seconds", rawMedian},
                          {"imerge_median_seconds", oursMedian},
+                         {"unchecked_seconds", unchecked},
+                         {"unchecked_median_seconds", uncheckedMedian},
                          {"raw_gbps", rawGbps},
                          {"imerge_gbps", oursGbps},
                          {"ratio", oursGbps / rawGbps}});

@@ -57,6 +57,21 @@ const char* threadLevelName(int level) {
   }
 }
 
+// Ranks that disagree on checkCollectiveShapes would post different sequences (the check's
+// all-gather on one side only), so the setting itself is compared first, by the one collective
+// every rank posts alike: {check, -check} reduced by max, which differ in sign unless all agree.
+std::string agreeOnShapeChecking(bool checking, MPI_Comm comm) {
+  const int64_t check = checking ? 1 : 0;
+  int64_t extremes[2] = {check, -check};
+  const int code = MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT64_T, MPI_MAX, comm);
+  if (code != MPI_SUCCESS) return "MPI_Allreduce at start-up failed: " + mpiErrorString(code);
+  if (extremes[0] == -extremes[1]) return "";
+  return "the ranks disagree on MpiOptions::checkCollectiveShapes (imerge-train's "
+         "--dist-check-collectives): this rank has it " +
+         std::string(check ? "on" : "off") +
+         ", another rank the opposite; every rank must use the same setting";
+}
+
 int envInt(const char* name, int fallback) {
   const char* value = std::getenv(name);
   if (!value || !*value) return fallback;
@@ -98,30 +113,45 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   void clearLabel() { label_ = nullptr; }
 
   void allreduceSum(float* data, size_t count) override {
-    allreduce(data, count, sizeof(float), MPI_FLOAT, MPI_SUM, "all-reduce");
+    checked(Operation::AllreduceSum, count, sizeof(float), 0, [&](bool abandonAtOnce) {
+      allreduce(data, count, sizeof(float), MPI_FLOAT, MPI_SUM, "all-reduce", abandonAtOnce);
+    });
   }
   void allreduceMax(int64_t* data, size_t count) override {
-    allreduce(data, count, sizeof(int64_t), MPI_INT64_T, MPI_MAX, "all-reduce (max)");
+    checked(Operation::AllreduceMax, count, sizeof(int64_t), 0, [&](bool abandonAtOnce) {
+      allreduce(data, count, sizeof(int64_t), MPI_INT64_T, MPI_MAX, "all-reduce (max)",
+                abandonAtOnce);
+    });
   }
   void allreduceBitwiseAnd(uint8_t* data, size_t bytes) override {
-    allreduce(data, bytes, 1, MPI_UINT8_T, MPI_BAND, "all-reduce (bitwise and)");
+    checked(Operation::AllreduceBitwiseAnd, bytes, 1, 0, [&](bool abandonAtOnce) {
+      allreduce(data, bytes, 1, MPI_UINT8_T, MPI_BAND, "all-reduce (bitwise and)", abandonAtOnce);
+    });
   }
 
   void broadcast(void* data, size_t bytes, int root) override {
     IMERGE_CHECK(root >= 0 && root < owner_.size_, "broadcast '", label(), "': root ", root,
                  " is not a rank of this world of ", owner_.size_);
-    forEachPiece(
-        data, bytes, 1,
-        [&](void* piece, int count, MPI_Request* request) {
-          return MPI_Ibcast(piece, count, MPI_BYTE, root, comm_, request);
-        },
-        "broadcast", "MPI_Ibcast");
+    checked(Operation::Broadcast, bytes, 1, root, [&](bool abandonAtOnce) {
+      forEachPiece(
+          data, bytes, 1,
+          [&](void* piece, int count, MPI_Request* request) {
+            return MPI_Ibcast(piece, count, MPI_BYTE, root, comm_, request);
+          },
+          "broadcast", "MPI_Ibcast", abandonAtOnce);
+    });
   }
 
   void barrier() override {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", "barrier", 0);
-    complete(request, "barrier", 0, 0, 1);
+    checked(Operation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", "barrier", 0);
+      if (abandonAtOnce) {
+        abandoned_.push_back(request);
+      } else {
+        complete(request, "barrier", 0, 0, 1);
+      }
+    });
   }
 
   // Requests given up by a time-out or by the destructor. Their buffers are still MPI's: if the
@@ -143,21 +173,109 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     return label_ ? *label_ : none;
   }
 
+  enum class Operation : int64_t {
+    AllreduceSum,
+    AllreduceMax,
+    AllreduceBitwiseAnd,
+    Broadcast,
+    Barrier
+  };
+
+  static constexpr const char* kOperationNames[] = {
+      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)", "broadcast", "barrier"};
+
+  // What one rank is about to post, as every rank sees it (plain bytes for MPI_Iallgather).
+  struct CollectiveShape {
+    Operation operation;
+    int64_t count;
+    int64_t elementBytes;
+    int64_t root;
+    char label[48];  // the task's label, cut short: for the message only
+    bool operator==(const CollectiveShape& other) const {
+      return operation == other.operation && count == other.count &&
+             elementBytes == other.elementBytes && root == other.root;
+    }
+  };
+
+  static std::string describe(const CollectiveShape& shape) {
+    std::string text = kOperationNames[static_cast<int>(shape.operation)];
+    if (shape.operation != Operation::Barrier) {
+      text += " of " + std::to_string(shape.count) + " x " + std::to_string(shape.elementBytes) +
+              " bytes";
+    }
+    if (shape.operation == Operation::Broadcast) text += " from rank " + std::to_string(shape.root);
+    return text + " ('" + shape.label + "')";
+  }
+
+  // The shape check, then the collective itself: post(false) posts and completes it. When the
+  // check is abandoned (a time-out or the destructor), the other ranks have not reached it yet;
+  // the collective is then posted all the same and abandoned with the check, post(true), so
+  // that ranks joining late, whose check completes and agrees, find it, and it completes as an
+  // abandoned collective did before checks existed. (Of a buffer split into several MPI calls
+  // only the first piece is posted so: the late ranks then time out in the second.)
+  template <typename Post>
+  void checked(Operation operation, size_t count, size_t elementBytes, int root, Post post) {
+    const size_t abandonedBefore = abandoned_.size();
+    try {
+      agreeOnShape(operation, count, elementBytes, root);
+    } catch (const Error&) {
+      if (abandoned_.size() > abandonedBefore) post(true);
+      throw;
+    }
+    post(false);
+  }
+
+  // Every rank's next collective, gathered before any rank posts it: ranks that disagree fail
+  // together, each with the same message naming every rank's collective, and MPI never sees
+  // the mismatched pair. Every collective is preceded by this same fixed-size all-gather, so a
+  // disagreement is always met by two of these, which match whatever follows them.
+  void agreeOnShape(Operation operation, size_t count, size_t elementBytes, int root = 0) {
+    if (!owner_.checkCollectiveShapes_.load(std::memory_order_relaxed) || owner_.size_ == 1) {
+      return;
+    }
+    CollectiveShape mine{
+        operation, static_cast<int64_t>(count), static_cast<int64_t>(elementBytes), root, {}};
+    label().copy(mine.label, sizeof mine.label - 1);
+    std::vector<CollectiveShape> all(static_cast<size_t>(owner_.size_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    // Errors and time-outs name the collective being checked, as they would without the check.
+    const char* what = kOperationNames[static_cast<int>(operation)];
+    const size_t bytes = count * elementBytes;
+    check(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm_,
+                         &request),
+          "MPI_Iallgather", what, bytes);
+    complete(request, what, bytes, 0, 1);
+    if (std::all_of(all.begin(), all.end(), [&](const CollectiveShape& s) { return s == mine; })) {
+      return;
+    }
+    std::string ranks;
+    for (size_t rank = 0; rank < all.size(); ++rank) {
+      all[rank].label[sizeof all[rank].label - 1] = '\0';
+      ranks +=
+          (rank ? "; rank " : "rank ") + std::to_string(rank) + " posts " + describe(all[rank]);
+    }
+    IMERGE_FAIL("the ranks posted different collectives: ", ranks,
+                ". Every rank must post the same collectives in the same order with the same "
+                "sizes; ranks that read different data or run different code or flags do not. "
+                "Nothing was sent: the check runs before each collective");
+  }
+
   void allreduce(void* data, size_t count, size_t elementBytes, MPI_Datatype type, MPI_Op op,
-                 const char* what) {
+                 const char* what, bool abandonAtOnce) {
     forEachPiece(
         data, count, elementBytes,
         [&](void* piece, int pieceCount, MPI_Request* request) {
           return MPI_Iallreduce(MPI_IN_PLACE, piece, pieceCount, type, op, comm_, request);
         },
-        what, "MPI_Iallreduce");
+        what, "MPI_Iallreduce", abandonAtOnce);
   }
 
   // MPI counts are `int`: a buffer of more elements goes as consecutive pieces, each one its own
-  // collective (every rank splits the same count the same way, so the pieces match up).
+  // collective (every rank splits the same count the same way, so the pieces match up). With
+  // `abandonAtOnce` only the first piece is posted, and abandoned unwaited (see checked()).
   template <typename Start>
   void forEachPiece(void* data, size_t count, size_t elementBytes, Start start, const char* what,
-                    const char* call) {
+                    const char* call, bool abandonAtOnce) {
     const size_t perCall = std::clamp<size_t>(owner_.maxElementsPerCall_.load(), 1, INT_MAX);
     const size_t pieces = (count + perCall - 1) / perCall;
     auto* bytes = static_cast<char*>(data);
@@ -167,6 +285,10 @@ class MpiCommunicator::Ops final : public CollectiveOps {
       MPI_Request request = MPI_REQUEST_NULL;
       check(start(bytes + offset * elementBytes, static_cast<int>(pieceCount), &request), call,
             what, count * elementBytes);
+      if (abandonAtOnce) {
+        abandoned_.push_back(request);
+        return;
+      }
       complete(request, what, count * elementBytes, piece, pieces);
     }
   }
@@ -227,7 +349,9 @@ class MpiCommunicator::Ops final : public CollectiveOps {
 // ---- the communicator ----------------------------------------------------------------------
 
 MpiCommunicator::MpiCommunicator(const MpiOptions& options)
-    : timeoutSeconds_(options.timeoutSeconds), maxElementsPerCall_(options.maxElementsPerCall) {
+    : timeoutSeconds_(options.timeoutSeconds),
+      maxElementsPerCall_(options.maxElementsPerCall),
+      checkCollectiveShapes_(options.checkCollectiveShapes) {
   IMERGE_CHECK(options.timeoutSeconds >= 0,
                "MpiOptions::timeoutSeconds must be >= 0 (0 waits "
                "forever), got ",
@@ -339,6 +463,10 @@ void MpiCommunicator::setTimeoutSeconds(double seconds) {
   timeoutSeconds_ = seconds;
 }
 
+void MpiCommunicator::setCheckCollectiveShapes(bool check) {
+  checkCollectiveShapes_ = check;
+}
+
 void MpiCommunicator::setMaxElementsPerCall(size_t elements) {
   IMERGE_CHECK(elements > 0, "MpiCommunicator::setMaxElementsPerCall: must be > 0");
   maxElementsPerCall_ = elements;
@@ -418,6 +546,7 @@ void MpiCommunicator::threadMain() {
       MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
       MPI_Comm_rank(comm, &rank_);
       MPI_Comm_size(comm, &size_);
+      initError = agreeOnShapeChecking(checkCollectiveShapes_.load(), comm);
     }
   }
   {

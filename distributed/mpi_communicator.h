@@ -49,6 +49,12 @@ struct MpiOptions {
   // Elements per MPI call: MPI counts are `int`, so larger buffers are split into pieces of at
   // most this many elements (tests lower it to exercise the split on small buffers).
   size_t maxElementsPerCall = 2147483647;
+  // Before each collective, every rank's operation, element count, element size and root are
+  // compared (one all-gather of a small fixed record), so ranks that post different collectives
+  // fail together with an error naming each rank's collective, before MPI would match them
+  // (undefined behaviour: Open MPI reports MPI_ERR_TRUNCATE, then corrupts memory). Costs one
+  // small-message latency per collective (bench/collective_check_cost.sh measures it in a step).
+  bool checkCollectiveShapes = true;
 };
 
 // True when this process was started by mpirun/mpiexec (or a PMI launcher such as srun).
@@ -94,6 +100,7 @@ class MpiCommunicator final : public Communicator {
   // Tunables read at the start of each collective (tests shorten them).
   void setTimeoutSeconds(double seconds);
   void setMaxElementsPerCall(size_t elements);
+  void setCheckCollectiveShapes(bool check);
 
   // True once a task has failed; later tasks fail with that first error.
   bool failed() const;
@@ -114,6 +121,7 @@ class MpiCommunicator final : public Communicator {
 
   std::atomic<double> timeoutSeconds_;
   std::atomic<size_t> maxElementsPerCall_;
+  std::atomic<bool> checkCollectiveShapes_;
   // Set by the destructor: a collective in its test loop gives up at once.
   std::atomic<bool> stopping_{false};
 
