@@ -319,65 +319,95 @@ class PayloadReader {
   std::string path_;
 };
 
-std::vector<uint8_t> readWholeFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
-  std::vector<uint8_t> file;
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && info.st_size > 0) file.reserve(static_cast<size_t>(info.st_size));
-  uint8_t chunk[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd, chunk, sizeof chunk);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      ::close(fd);
-      IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(error));
-    }
-    if (got == 0) break;
-    file.insert(file.end(), chunk, chunk + got);
+// Closes a file descriptor on every way out.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
   }
-  ::close(fd);
-  return file;
+};
+
+// Reads exactly `count` bytes at the file's current position into `destination`; false at an
+// early end of file.
+bool readExactly(int fd, const std::string& path, uint8_t* destination, size_t count) {
+  size_t done = 0;
+  while (done < count) {
+    const ssize_t got = ::read(fd, destination + done, std::min<size_t>(count - done, 1 << 24));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
+    if (got == 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
 }
 
 // Reads `path` and checks its integrity: header, version, length, checksum, then the payload's
-// structure. Nothing here knows about a model.
+// structure. Nothing here knows about a model. The header is read and checked before anything
+// else is allocated: a path that is not a regular file, a file without the magic, and a
+// declared length other than the file's size are refused having read at most 24 bytes, so a
+// multi-gigabyte file given by mistake (or /dev/zero) costs no memory and no time.
 StoredCheckpoint readCheckpoint(const std::string& path) {
-  StoredCheckpoint checkpoint;
-  checkpoint.file = readWholeFile(path);
-  const std::vector<uint8_t>& file = checkpoint.file;
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) {
+    IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    IMERGE_FAIL("checkpoint ", path, " is not a regular file (",
+                S_ISDIR(info.st_mode)    ? "a directory"
+                : S_ISCHR(info.st_mode)  ? "a character device"
+                : S_ISBLK(info.st_mode)  ? "a block device"
+                : S_ISFIFO(info.st_mode) ? "a pipe"
+                                         : "a socket or other special file",
+                "); give the path of a file written by saveCheckpoint");
+  }
+  const auto fileBytes = static_cast<uint64_t>(info.st_size);
 
-  if (file.size() < kHeaderBytes) {
-    IMERGE_FAIL("checkpoint ", path, " is truncated: the file has ", file.size(),
+  uint8_t header[kHeaderBytes];
+  if (fileBytes < kHeaderBytes || !readExactly(file.fd, path, header, kHeaderBytes)) {
+    IMERGE_FAIL("checkpoint ", path, " is truncated: the file has ", fileBytes,
                 " bytes, less than the ", kHeaderBytes, "-byte header");
   }
-  if (std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
+  if (std::memcmp(header, kMagic, sizeof kMagic) != 0) {
     IMERGE_FAIL("checkpoint ", path,
                 " is not an imerge checkpoint: it does not start with the magic bytes IMERGECK");
   }
   uint32_t version = 0;
   uint32_t storedCrc = 0;
   uint64_t length = 0;
-  std::memcpy(&version, file.data() + 8, 4);
-  std::memcpy(&storedCrc, file.data() + 12, 4);
-  std::memcpy(&length, file.data() + 16, 8);
+  std::memcpy(&version, header + 8, 4);
+  std::memcpy(&storedCrc, header + 12, 4);
+  std::memcpy(&length, header + 16, 8);
   if (version > kCheckpointFormatVersion) {
     IMERGE_FAIL("checkpoint ", path, " has format version ", version,
                 ", newer than this build of imerge reads (up to version ", kCheckpointFormatVersion,
                 "); use a newer imerge");
   }
   if (version == 0) IMERGE_FAIL("checkpoint ", path, " has invalid format version 0");
-  if (length != file.size()) {
-    if (length > file.size()) {
+  if (length != fileBytes) {
+    if (length > fileBytes) {
       IMERGE_FAIL("checkpoint ", path, " is truncated: header says ", length, " bytes, file has ",
-                  file.size());
+                  fileBytes);
     }
     IMERGE_FAIL("checkpoint ", path, " has trailing bytes: header says ", length,
-                " bytes, file has ", file.size());
+                " bytes, file has ", fileBytes);
   }
+  IMERGE_CHECK(length <= kMaxCheckpointBytes, "checkpoint ", path, " declares ", length,
+               " bytes, more than the ", kMaxCheckpointBytes,
+               "-byte limit of this reader (layers/checkpoint.h)");
+
+  // Only now the payload: exactly the length the header declares, which is the file's size.
+  StoredCheckpoint checkpoint;
+  checkpoint.file.resize(static_cast<size_t>(length));
+  std::memcpy(checkpoint.file.data(), header, kHeaderBytes);
+  if (!readExactly(file.fd, path, checkpoint.file.data() + kHeaderBytes, length - kHeaderBytes)) {
+    IMERGE_FAIL("checkpoint ", path, " is truncated: it became shorter than its header's ", length,
+                " bytes while being read");
+  }
+  const std::vector<uint8_t>& bytes = checkpoint.file;
   const uint32_t computedCrc =
-      crc32Update(0, file.data() + kHeaderBytes, file.size() - kHeaderBytes);
+      crc32Update(0, bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
   if (computedCrc != storedCrc) {
     std::ostringstream message;
     message << "checkpoint " << path << ": checksum mismatch: the file is damaged (CRC-32 "
@@ -386,7 +416,7 @@ StoredCheckpoint readCheckpoint(const std::string& path) {
   }
 
   checkpoint.formatVersion = version;
-  PayloadReader reader(file, kHeaderBytes, path);
+  PayloadReader reader(bytes, kHeaderBytes, path);
   TrainingState& state = checkpoint.state;
   state.modelName = reader.string("model name");
   state.epoch = reader.scalar<int64_t>("epoch");
@@ -408,8 +438,8 @@ StoredCheckpoint readCheckpoint(const std::string& path) {
   } else if (optimizer != kNoOptimizer) {
     reader.malformed("unknown optimizer kind " + std::to_string(optimizer));
   }
-  if (reader.offset() != file.size()) {
-    reader.malformed(std::to_string(file.size() - reader.offset()) +
+  if (reader.offset() != bytes.size()) {
+    reader.malformed(std::to_string(bytes.size() - reader.offset()) +
                      " bytes follow the last section");
   }
   return checkpoint;

@@ -39,6 +39,10 @@ struct TrainingState {
 
 // The format version this build writes; it reads every version up to this one.
 inline constexpr uint32_t kCheckpointFormatVersion = 1;
+// The largest checkpoint the reader accepts: it holds the whole file in memory, and 64 GiB is
+// far above any model here (VGG-16 with momentum: 1.1 GB). A header declaring more is refused
+// before anything is allocated.
+inline constexpr uint64_t kMaxCheckpointBytes = uint64_t{64} << 30;
 
 // Writes `model`'s parameters and buffers, `optimizer`'s options and momentum buffers (when
 // not null) and `state` to `path`, atomically (see above). The optimizer must have been built
