@@ -7,6 +7,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "core/input_file.h"
+
 namespace imerge::data {
 namespace {
 
@@ -55,16 +57,17 @@ Cifar10Dataset::Cifar10Dataset(const std::vector<std::string>& files, TransformP
 
 void Cifar10Dataset::load(const std::vector<std::string>& files) {
   for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    std::ifstream in(path, std::ios::binary);
     IMERGE_CHECK(in.is_open(), "cannot open ", path, ": ", std::strerror(errno), kWhereToGetData);
-    const auto bytes = static_cast<int64_t>(in.tellg());
+    // Its size decides the records, and the memory: a regular file of kMaxRecordsPerFile at most.
+    const auto bytes = static_cast<int64_t>(
+        checkedInputFileSize(path, kMaxRecordsPerFile * kRecordBytes, "CIFAR-10 batch"));
     const int64_t records = bytes / kRecordBytes;
     IMERGE_CHECK(bytes > 0 && bytes % kRecordBytes == 0, path, " is ",
                  bytes == 0 ? "empty" : "truncated or not a CIFAR-10 binary batch", ": ", bytes,
                  " bytes is not a whole number of ", kRecordBytes,
                  "-byte records (1 label byte + 3072 pixel bytes); ", records,
                  " complete records and ", bytes % kRecordBytes, " bytes left over");
-    in.seekg(0);
     std::vector<uint8_t> contents(static_cast<size_t>(bytes));
     in.read(reinterpret_cast<char*>(contents.data()), bytes);
     IMERGE_CHECK(in.gcount() == bytes, "cannot read ", path, ": got ", in.gcount(), " of ", bytes,

@@ -22,6 +22,9 @@ class Cifar10Dataset final : public Dataset {
   static constexpr int64_t kSide = 32;
   static constexpr int64_t kPixelBytes = kChannels * kSide * kSide;  // 3072
   static constexpr int64_t kRecordBytes = 1 + kPixelBytes;           // 3073
+  // A batch file holds 10000 records (30730000 bytes); one of more than ten times that is not
+  // a CIFAR-10 batch, and is refused before it is read.
+  static constexpr int64_t kMaxRecordsPerFile = 100000;
   static constexpr int64_t kClasses = 10;
 
   // split: "train" or "test". `directory` holds the .bin files, or is the folder the archive

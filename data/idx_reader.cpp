@@ -13,6 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include "core/input_file.h"
+
 namespace imerge::data {
 namespace {
 
@@ -118,6 +120,8 @@ bool gzipEndedEarly(gzFile file) {
 IdxContents readIdx(const std::string& path, int expectedRank, const char* what) {
   GzFile owner = openIdxFile(path);
   gzFile file = owner.get();
+  // A gzip file is at most as large as what it inflates to, give or take its framing.
+  const uint64_t fileBytes = checkedInputFileSize(path, kMaxIdxDataBytes + 4096, "IDX file");
 
   std::array<uint8_t, 4> magic{};
   const size_t magicBytes = readUpTo(file, path, magic.data(), magic.size());
@@ -152,6 +156,14 @@ IdxContents readIdx(const std::string& path, int expectedRank, const char* what)
                  " declares an impossible size ", shapeToString(contents.sizes));
     dataBytes *= size;
   }
+  IMERGE_CHECK(dataBytes <= kMaxIdxDataBytes, path, " declares ", shapeToString(contents.sizes),
+               ": ", dataBytes, " data bytes, more than the ", kMaxIdxDataBytes,
+               " this reader accepts (data/idx_reader.h)");
+  // Uncompressed, the header must account for the file's size exactly: checked before reading.
+  const uint64_t headerBytes = 4 + 4 * static_cast<uint64_t>(rank);
+  IMERGE_CHECK(!gzdirect(file) || headerBytes + dataBytes <= fileBytes, path,
+               " is truncated: its header ", shapeToString(contents.sizes), " needs ", dataBytes,
+               " data bytes, but the file has ", fileBytes - headerBytes, " after the header");
 
   // Grow in steps of at most kMaxGrowBytes, so a header that overstates the size costs memory
   // only as far as real bytes arrive; a genuine file up to that size is one read, no copies.

@@ -4,11 +4,17 @@
 // Images are type 0x08 (unsigned byte), rank 3 [count, rows, cols]; labels rank 1 [count].
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/tensor.h"
 
 namespace imerge::data {
+
+// The most data bytes an IDX header may declare (the largest real file, MNIST-scale training
+// images, has 47 MB). A plain file's header must also account for exactly the file's size; a
+// gzip file is inflated into memory only as far as real bytes arrive.
+inline constexpr uint64_t kMaxIdxDataBytes = uint64_t{16} << 30;
 
 // Images as float32 [count, 1, rows, cols] scaled to [0, 1].
 Tensor readIdxImages(const std::string& path);

@@ -12,6 +12,8 @@
 #include <memory>
 #include <system_error>
 
+#include "core/input_file.h"
+
 // The one definition of stb_image in imerge. Only the decoders we read are compiled in.
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_JPEG
@@ -39,11 +41,11 @@ bool isImageFile(const fs::path& path) {
 }
 
 std::vector<uint8_t> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(path, std::ios::binary);
   IMERGE_CHECK(in.is_open(), "cannot open image ", path, ": ", std::strerror(errno));
-  const auto bytes = static_cast<std::streamsize>(in.tellg());
+  const auto bytes = static_cast<std::streamsize>(
+      checkedInputFileSize(path, ImageFolderDataset::kMaxFileBytes, "image"));
   std::vector<uint8_t> contents(static_cast<size_t>(bytes));
-  in.seekg(0);
   in.read(reinterpret_cast<char*>(contents.data()), bytes);
   IMERGE_CHECK(in.gcount() == bytes, "cannot read image ", path, ": got ", in.gcount(), " of ",
                bytes, " bytes");
@@ -99,6 +101,16 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
         ++headerFailures;
         continue;
       }
+      if (int64_t{width} * height > kMaxPixels) {
+        const std::string reason = "its header declares " + std::to_string(width) + "x" +
+                                   std::to_string(height) + " pixels, more than the " +
+                                   std::to_string(kMaxPixels) + " this reader decodes";
+        IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
+                     " (strict data mode; without it the file would be skipped)");
+        reportBad(file, reason);
+        ++headerFailures;
+        continue;
+      }
       if (firstShape_.empty()) firstShape_ = {options_.channels, height, width};
       files_.push_back(file);
       labels_.push_back(label);
@@ -128,6 +140,13 @@ Tensor ImageFolderDataset::decode(int64_t index) const {
   IMERGE_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "image ", file,
                " is too large for stb_image (", bytes.size(), " bytes)");
   int width = 0, height = 0, fileChannels = 0;
+  // The header again (the file may have changed since the scan) before decoding allocates.
+  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
+                            &fileChannels)) {
+    IMERGE_CHECK(int64_t{width} * height <= kMaxPixels, "cannot decode image ", file,
+                 ": its header declares ", width, "x", height, " pixels, more than the ",
+                 kMaxPixels, " this reader decodes");
+  }
   std::unique_ptr<unsigned char, StbFree> pixels(
       stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
                             &fileChannels, options_.channels));

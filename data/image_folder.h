@@ -36,6 +36,13 @@ struct ImageFolderOptions {
 
 class ImageFolderDataset final : public Dataset {
  public:
+  // Limits checked before anything is allocated for an image: its file's size, and the pixels
+  // its header declares (64 megapixels, 8192 x 8192: far above the photographs of ImageNet-
+  // style folders). An image over either is bad: skipped with a warning at the scan, or refused
+  // in strict mode.
+  static constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
+  static constexpr int64_t kMaxPixels = int64_t{64} << 20;
+
   ImageFolderDataset(const std::string& root, ImageFolderOptions options = {});
 
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }

@@ -15,12 +15,6 @@
 namespace imerge::distributed {
 namespace {
 
-std::ifstream openTable(const std::string& path, const char* what) {
-  std::ifstream file(path);
-  IMERGE_CHECK(file.is_open(), path, ": cannot open the ", what);
-  return file;
-}
-
 // The measured count nearest to `workers` in log(workers); a tie goes to the larger count.
 template <typename Value>
 int nearestCount(const std::map<int, Value>& byWorkers, int workers) {
@@ -254,7 +248,7 @@ std::map<std::string, ClusterProfile> parseAlphaBetaProfiles(std::istream& text,
 
 std::map<std::string, ClusterProfile> readAlphaBetaProfiles(const std::string& path) {
   std::ifstream file =
-      openTable(path, "a + bM table (network,workers,a_seconds,b_seconds_per_byte)");
+      openTableFile(path, "a + bM table (network,workers,a_seconds,b_seconds_per_byte)");
   return parseAlphaBetaProfiles(file, path);
 }
 
@@ -308,7 +302,7 @@ SmallMessageCosts parseSmallMessageCosts(std::istream& text, const std::string& 
 }
 
 SmallMessageCosts readSmallMessageCosts(const std::string& path) {
-  std::ifstream file = openTable(path, "small-message table (nodes,message_elems,time)");
+  std::ifstream file = openTableFile(path, "small-message table (nodes,message_elems,time)");
   return parseSmallMessageCosts(file, path);
 }
 

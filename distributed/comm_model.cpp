@@ -310,8 +310,7 @@ std::unique_ptr<CommModel> beliefModelFor(const std::string& strategy,
 // ---- CSV ----
 
 std::vector<CommSample> readCommSamplesCsv(const std::string& path) {
-  std::ifstream file(path);
-  IMERGE_CHECK(file.is_open(), path, ": cannot open the communication samples CSV");
+  std::ifstream file = openTableFile(path, "communication samples CSV");
   const CsvTable table(file, path, {"bytes", "seconds"}, "samples");
   std::vector<CommSample> samples;
   for (const CsvTable::Row& row : table.rows()) {

@@ -47,8 +47,7 @@ double jsonNumber(const nlohmann::json& object, const std::string& key, const st
 }
 
 ComputeProfile readJson(const std::string& path) {
-  std::ifstream file(path);
-  IMERGE_CHECK(file.is_open(), path, ": cannot open the compute profile");
+  std::ifstream file = openTableFile(path, "compute profile");
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(file);
@@ -97,8 +96,7 @@ ComputeProfile readJson(const std::string& path) {
 }
 
 ComputeProfile readCsv(const std::string& path) {
-  std::ifstream file(path);
-  IMERGE_CHECK(file.is_open(), path, ": cannot open the compute profile");
+  std::ifstream file = openTableFile(path, "compute profile");
   const CsvTable table(file, path, {"name", "bytes", "backward_seconds", "forward_seconds"},
                        "tensors");
   ComputeProfile profile;

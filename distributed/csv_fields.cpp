@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace imerge::distributed {
 
@@ -53,6 +54,13 @@ std::string joined(const std::vector<std::string>& names) {
   return list;
 }
 }  // namespace
+
+std::ifstream openTableFile(const std::string& path, const std::string& what) {
+  std::ifstream file(path);
+  IMERGE_CHECK(file.is_open(), path, ": cannot open the ", what);
+  checkedInputFileSize(path, kMaxTableBytes, what);
+  return file;
+}
 
 CsvTable::CsvTable(std::istream& text, std::string source, const std::vector<std::string>& required,
                    const std::string& rowNoun)

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -22,6 +23,15 @@ double parseNumber(const std::string& field, const std::string& where, const std
 // The same, and a whole number below 9e15.
 size_t parseWholeNumber(const std::string& field, const std::string& where,
                         const std::string& column);
+
+// The largest table file (CSV, or a compute profile's JSON) the readers accept: the ones here
+// are kilobytes, and a table is parsed in memory.
+inline constexpr uint64_t kMaxTableBytes = uint64_t{64} << 20;
+
+// `path` opened for reading as a table: "PATH: cannot open the WHAT" when it cannot be, and a
+// refusal naming it when it is not a regular file or is larger than kMaxTableBytes (a device
+// such as /dev/zero would otherwise be read as one endless line).
+std::ifstream openTableFile(const std::string& path, const std::string& what);
 
 // A small CSV table: a header of named columns, then rows that remember their line. Blank lines
 // and lines starting with '#' are skipped; the '#' lines above the header are kept, for tables

@@ -164,6 +164,19 @@ TEST(Cifar10Dataset, BadInputNamesTheFile) {
                  truncated.string() + ": record 0 has label 12");
 }
 
+// A batch file larger than 100000 records is refused from its size, before it is read (a
+// sparse file: no disk used).
+TEST(Cifar10Dataset, AFileFarLargerThanABatchIsRefusedBeforeReading) {
+  testing::TempDir dir("cifar-huge");
+  const std::filesystem::path batch = dir.path() / "test_batch.bin";
+  std::ofstream(batch).close();
+  std::filesystem::resize_file(batch, uint64_t{400} << 20);
+  const std::string message =
+      testing::errorMessage([&] { Cifar10Dataset(dir.path().string(), "test"); });
+  testing::expectContains(message,
+                          batch.string() + " has 419430400 bytes, more than the 307300000");
+}
+
 // ---- synthetic ----------------------------------------------------------------------------
 
 TEST(SyntheticDataset, ExamplesArePureFunctionsOfSeedAndIndex) {

@@ -170,7 +170,8 @@ TEST_F(IdxReaderTest, TruncatedDataNamesFileAndByteCounts) {
   std::vector<char> bytes = readBytes(kFixtures / "tiny-images-idx3-ubyte");
   bytes.resize(bytes.size() - 2);
   writeBytes(path, bytes);
-  expectErrorNaming([&] { readIdxImages(path.string()); }, path, "needs 18 data bytes, got 16");
+  expectErrorNaming([&] { readIdxImages(path.string()); }, path,
+                    "needs 18 data bytes, but the file has 16 after the header");
 
   const fs::path headerOnly = scratch_ / "header-only";
   bytes.resize(6);
@@ -189,9 +190,21 @@ TEST_F(IdxReaderTest, OverstatedSizesFailWithoutHugeAllocation) {
   writeBytes(impossible, idxBytes(0x08, {4000000000u, 4000000000u, 4000000000u}, {1, 2}));
   expectErrorNaming([&] { readIdxImages(impossible.string()); }, impossible, "impossible size");
 
+  // About 3 TB declared: over the reader's limit, refused from the header alone.
   const fs::path huge = scratch_ / "huge";
   writeBytes(huge, idxBytes(0x08, {0xffffffffu, 28, 28}, {1, 2, 3}));
-  expectErrorNaming([&] { readIdxImages(huge.string()); }, huge, "got 3");
+  expectErrorNaming([&] { readIdxImages(huge.string()); }, huge,
+                    "3367254359280 data bytes, more than the 17179869184 this reader accepts");
+  // 78 MB declared, within the limit, by a file of 19 bytes: refused before reading the data.
+  const fs::path overstated = scratch_ / "overstated";
+  writeBytes(overstated, idxBytes(0x08, {100000, 28, 28}, {1, 2, 3}));
+  expectErrorNaming([&] { readIdxImages(overstated.string()); }, overstated,
+                    "needs 78400000 data bytes, but the file has 3 after the header");
+}
+
+TEST_F(IdxReaderTest, ADeviceIsNotAnIdxFile) {
+  expectErrorNaming([] { readIdxImages("/dev/zero"); }, "/dev/zero",
+                    "is not a regular file (a character device)");
 }
 
 TEST_F(IdxReaderTest, TruncatedGzipNamesFile) {

@@ -167,6 +167,35 @@ TEST(ImageFolderDataset, CorruptImageIsSkippedWithAWarningAndCounted) {
   expectContains(message, "strict");
 }
 
+// A PNG whose header declares 10000 x 10000 pixels (100 megapixels, 300 MB to decode) is bad
+// from its header alone: skipped at the scan, or refused in strict mode, never decoded. (stb
+// itself refuses headers of more than 1 GiB of pixels.)
+TEST(ImageFolderDataset, AnImageDeclaringTooManyPixelsIsRefusedFromItsHeader) {
+  TempDir dir("image-folder-huge");
+  const fs::path root = copyFixtures(dir);
+  const fs::path huge = root / "ant" / "huge.png";
+  {
+    std::ofstream out(huge, std::ios::binary);
+    const unsigned char header[] = {0x89, 'P', 'N',  'G',  '\r', '\n', 0x1a, '\n',  // signature
+                                    0,    0,   0,    13,   'I',  'H',  'D',  'R',   // IHDR
+                                    0,    0,   0x27, 0x10, 0,    0,    0x27, 0x10,  // 10000 x 10000
+                                    8,    2,   0,    0,    0,                       // RGB, 8 bits
+                                    0,    0,   0,    0};                            // CRC
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+  }
+  Warnings warnings;
+  ImageFolderOptions options;
+  options.warn = warnings.sink();
+  const ImageFolderDataset data(root.string(), options);
+  EXPECT_EQ(data.skippedExamples(), 1);
+  ASSERT_EQ(warnings.lines.size(), 1u);
+  expectContains(warnings.lines[0], huge.string());
+  expectContains(warnings.lines[0], "10000x10000 pixels, more than the 67108864");
+  options.strict = true;
+  expectContains(errorMessage([&] { ImageFolderDataset(root.string(), options); }),
+                 "cannot decode image " + huge.string() + ": its header declares 10000x10000");
+}
+
 TEST(ImageFolderDataset, TruncatedImageIsReplacedByTheNextOneWithAWarning) {
   TempDir dir("image-folder-truncated");
   const fs::path root = copyFixtures(dir);

@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "distributed/comm_measurement.h"
+#include "distributed/comm_model.h"
+#include "distributed/csv_fields.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
 
@@ -173,6 +175,20 @@ TEST_F(PublishedTables, RefuseMissingColumnsNamingThem) {
   expectContains(smallRefusal("nodes,message_elems,time,time\n"), "names column 'time' twice");
   expectContains(smallRefusal("# only a comment\n"), "no header line");
   expectContains(smallRefusal("nodes,message_elems,time\n"), "no rows below the header");
+}
+
+// A device would be read as one endless line, a huge file parsed in memory: both are refused
+// from what the file is and its size, before anything is read (a sparse file: no disk used).
+TEST_F(PublishedTables, RefuseDevicesAndFilesOverTheTableLimit) {
+  expectContains(errorMessage([] { readAlphaBetaProfiles("/dev/zero"); }),
+                 "/dev/zero is not a regular file (a character device)");
+  expectContains(errorMessage([] { readCommSamplesCsv("/dev/zero"); }),
+                 "communication samples CSV /dev/zero is not a regular file");
+  const std::string huge = (dir.path() / "huge.csv").string();
+  std::ofstream(huge).close();
+  std::filesystem::resize_file(huge, kMaxTableBytes + 1);
+  expectContains(errorMessage([&] { readSmallMessageCosts(huge); }),
+                 huge + " has 67108865 bytes, more than the 67108864 this reader accepts");
 }
 
 TEST_F(PublishedTables, RefuseBadFieldsNamingLineAndField) {
