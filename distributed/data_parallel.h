@@ -1,5 +1,5 @@
 // DataParallel: synchronous data-parallel training of one model replica per rank (PyTorch DDP,
-// Horovod), with the gradient-fusion strategy of DESIGN.md section 4 executed inside backward.
+// Horovod), with the gradient-fusion strategy of docs/design.md section 4 executed inside backward.
 //
 //   DataParallel parallel(model, communicator, {.strategy = "imerge"});
 //   for each batch of this rank's shard:

@@ -1,4 +1,4 @@
-// Plans: which gradient tensors travel together, and in what order (DESIGN.md sections 3-4).
+// Plans: which gradient tensors travel together, and in what order (docs/design.md sections 3-4).
 //
 // Tensors are numbered 0..L-1 in the order backward produces their gradients (the reverse of
 // the forward order for a chain). A plan is a list of buckets; each bucket is one all-reduce of

@@ -1,4 +1,4 @@
-// Planners: one per strategy of DESIGN.md section 4, each a pure function of (tensor sizes and
+// Planners: one per strategy of docs/design.md section 4, each a pure function of (tensor sizes and
 // backward times, communication model, workers) -> Plan.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The simulator: a discrete-event model of synchronous data-parallel iterations that executes a
 // real planner's Plan (the same Plan the Reducer executes) on a compute profile and charges a
-// communication model of the cluster (DESIGN.md section 3). The planner plans with what it
+// communication model of the cluster (docs/design.md section 3). The planner plans with what it
 // believes (its own CommModel, given to Planner::plan by the caller); the simulator charges
 // `truth`: the two are separate inputs, so a strategy that misjudges small messages pays for it.
 //
@@ -83,7 +83,7 @@ struct SimResult {
   std::vector<SimEvent> trace;  // every simulated iteration
 };
 
-// The interface of DESIGN.md section 3: `forwardSeconds` is split over the tensors by backward
+// The interface of docs/design.md section 3: `forwardSeconds` is split over the tensors by backward
 // time (splitForwardByBackward), no optimizer time, default options.
 SimResult simulate(const Plan& plan, const std::vector<TensorInfo>& tensors, double forwardSeconds,
                    const CommModel& truth, int workers);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages imerge builds and runs with (DESIGN.md section 5), skipping the
+# Installs the Debian packages imerge builds and runs with (docs/design.md section 5), skipping the
 # network entirely when they are all present. Run as root on Debian 12.
 # PyTorch is among them: the model-zoo tests compare logits with torchvision's, and the
 # benchmarks run it side by side.

@@ -1,7 +1,7 @@
 """Shared by the plot scripts: reading their tables (CSV or JSON) with every column checked, and
 saving a figure as PNG and PDF.
 
-Only /usr/bin/python3 sees Debian's python3-matplotlib (DESIGN.md section 8), so the scripts
+Only /usr/bin/python3 sees Debian's python3-matplotlib (docs/design.md section 8), so the scripts
 name that interpreter; import_pyplot() says what to install when matplotlib is missing.
 """
 

@@ -1,4 +1,4 @@
-// `mgwfbp`: MG-WFBP's greedy merge (Shi et al., INFOCOM'19 / TPDS'21), as DESIGN.md states it.
+// `mgwfbp`: MG-WFBP's greedy merge (Shi et al., INFOCOM'19 / TPDS'21), as docs/design.md states it.
 //
 // Only k's group and those before it decide s_k and e_k on a FIFO channel, and merging k+1
 // changes only k's group, so "recompute the schedule" is an update of the open group's start

@@ -1,4 +1,4 @@
-// The planner of each strategy of DESIGN.md section 4 (private to distributed/: everyone else
+// The planner of each strategy of docs/design.md section 4 (private to distributed/: everyone else
 // gets them through makePlanner in distributed/planner.h). One class per file of this folder.
 #pragma once
 
@@ -62,13 +62,13 @@ class PriorityPlanner : public Planner {
   size_t sliceElements_;
 };
 
-// `mgwfbp` (Shi et al.): the greedy merge rule of DESIGN.md, walking k = 0..L-2 (0-based), with
-// s_k, e_k the start and end of k's current group on a FIFO channel under `model`: tensor k+1
+// `mgwfbp` (Shi et al.): the greedy merge rule of docs/design.md, walking k = 0..L-2 (0-based),
+// with s_k, e_k the start and end of k's current group on a FIFO channel under `model`: tensor k+1
 // joins k's group when r_{k+1} < e_k and (s_k > r_{k+1} or r_{k+1} - s_k < a), all strict. The
 // startup `a` is the model's alphaSeconds() when the model is a LinearCommModel, otherwise
 // model.seconds(1 byte) (the cost of the smallest message, which is what a startup is).
 // Since a >= 0, the first condition implies the second (r_{k+1} - s_k < 0 <= a); both are
-// kept, as DESIGN.md and the paper state them.
+// kept, as docs/design.md and the paper state them.
 class MgwfbpPlanner : public Planner {
  public:
   std::string name() const override { return "mgwfbp"; }

@@ -2,7 +2,7 @@
 """Writes the CIFAR-10 and image-folder fixtures that tests/data/*_test.cpp read.
 
 Run from anywhere with an interpreter that has Pillow: Debian's, with `python3-pil` installed
-(the python3 first on the PATH here is a separate interpreter without it; DESIGN.md, pitfalls):
+(the python3 first on the PATH here is a separate interpreter without it; docs/design.md, pitfalls):
     /usr/bin/python3 tests/data/make_fixtures.py
 
 It writes, under tests/data/fixtures/:

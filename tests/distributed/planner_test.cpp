@@ -1,4 +1,4 @@
-// Planners, plan validation and the one-channel schedule: each strategy of DESIGN.md section 4
+// Planners, plan validation and the one-channel schedule: each strategy of docs/design.md section 4
 // against hand-computed plans, the imerge DP against exhaustive search over every contiguous
 // grouping, and validatePlan against each kind of malformed plan.
 #include "distributed/planner.h"

@@ -34,7 +34,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSTALL_HINT = ("run `apt-get install python3-torch python3-torchvision` and use Debian's "
-                "/usr/bin/python3 (DESIGN.md section 8)")
+                "/usr/bin/python3 (docs/design.md section 8)")
 
 try:
     import torch
