@@ -45,27 +45,25 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Sums an epoch's loss, correct count and images over the ranks.
+// Sums an epoch's loss, correct count and images over the ranks: every rank's figures gathered,
+// then summed in rank order, so every rank has the same sum.
 void sumOverRanks(distributed::DataParallel* parallel, double& lossSum, int64_t& correct,
                   int64_t& images) {
   if (!parallel || parallel->worldSize() == 1) return;
-  // The loss in fixed point (micro-units), so that every figure is an int64; each rank puts
-  // its figures in its own slots, and the max over ranks of slot-wise values gathers them all
-  // in one collective, to be summed here in rank order (the same sum on every rank).
-  std::vector<int64_t> figures = {static_cast<int64_t>(lossSum * 1e6), correct, images};
-  const int workers = parallel->worldSize();
-  std::vector<int64_t> slots(figures.size() * static_cast<size_t>(workers), 0);
-  for (size_t i = 0; i < figures.size(); ++i) {
-    slots[i * static_cast<size_t>(workers) + static_cast<size_t>(parallel->rank())] = figures[i];
+  struct Figures {
+    double lossSum;
+    int64_t correct;
+    int64_t images;
+  };
+  const std::vector<Figures> perRank =
+      parallel->communicator().allgather(Figures{lossSum, correct, images});
+  lossSum = 0;
+  correct = images = 0;
+  for (const Figures& rank : perRank) {
+    lossSum += rank.lossSum;
+    correct += rank.correct;
+    images += rank.images;
   }
-  parallel->communicator().allreduceMax(slots.data(), slots.size());
-  for (size_t i = 0; i < figures.size(); ++i) {
-    figures[i] = 0;
-    for (int r = 0; r < workers; ++r) figures[i] += slots[i * static_cast<size_t>(workers) + r];
-  }
-  lossSum = static_cast<double>(figures[0]) / 1e6;
-  correct = figures[1];
-  images = figures[2];
 }
 }  // namespace
 

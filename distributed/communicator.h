@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -63,6 +64,8 @@ class CollectiveOps {
   virtual void allreduceMax(int64_t* data, size_t count) = 0;
   virtual void allreduceBitwiseAnd(uint8_t* data, size_t bytes) = 0;
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
+  // Every rank's `bytes` at `mine`, in rank order, into `all` (size() * bytes).
+  virtual void allgather(const void* mine, void* all, size_t bytes) = 0;
   virtual void barrier() = 0;
 };
 
@@ -100,6 +103,16 @@ class Communicator {
   // Every rank's `mine`, indexed by rank, on every rank (one broadcast of the length and one of
   // the bytes per rank: for start-up checks, not for the training loop).
   std::vector<std::string> allgatherText(const std::string& mine);
+  // Every rank's `mine` (a trivially copyable value), indexed by rank, on every rank.
+  template <typename T>
+  std::vector<T> allgather(const T& mine) {
+    static_assert(std::is_trivially_copyable_v<T>, "allgather sends T as plain bytes");
+    std::vector<T> all(static_cast<size_t>(size()));
+    submit("all-gather", [&](CollectiveOps& ops) {
+      ops.allgather(&mine, all.data(), sizeof(T));
+    })->wait();
+    return all;
+  }
 
   // Ends the job on every rank at once (MPI_Abort); for fatal errors, from any thread.
   [[noreturn]] virtual void abort(int exitCode) = 0;

@@ -142,6 +142,22 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     });
   }
 
+  void allgather(const void* mine, void* all, size_t bytes) override {
+    IMERGE_CHECK(bytes <= INT_MAX, "all-gather '", label(), "': ", bytes,
+                 " bytes per rank is more than one MPI call carries");
+    checked(Operation::Allgather, bytes, 1, 0, [&](bool abandonAtOnce) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
+                           MPI_BYTE, comm_, &request),
+            "MPI_Iallgather", "all-gather", bytes);
+      if (abandonAtOnce) {
+        abandoned_.push_back(request);
+      } else {
+        complete(request, "all-gather", bytes, 0, 1);
+      }
+    });
+  }
+
   void barrier() override {
     checked(Operation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
       MPI_Request request = MPI_REQUEST_NULL;
@@ -178,11 +194,13 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     AllreduceMax,
     AllreduceBitwiseAnd,
     Broadcast,
+    Allgather,
     Barrier
   };
 
   static constexpr const char* kOperationNames[] = {
-      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)", "broadcast", "barrier"};
+      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)",
+      "broadcast",  "all-gather",       "barrier"};
 
   // What one rank is about to post, as every rank sees it (plain bytes for MPI_Iallgather).
   struct CollectiveShape {

@@ -242,6 +242,26 @@ TEST(MpiCommunicator, BuffersBeyondOneCallAreSplit) {
   EXPECT_EQ(bytes, expectedBytes);
 }
 
+TEST(MpiCommunicator, AllgatherGivesEveryRanksValueInRankOrder) {
+  struct Figures {
+    double loss;
+    int64_t rank;
+  };
+  const int rank = world->rank();
+  const std::vector<Figures> all = world->allgather(Figures{0.5 + rank, rank});
+  ASSERT_EQ(all.size(), static_cast<size_t>(world->size()));
+  for (int r = 0; r < world->size(); ++r) {
+    EXPECT_EQ(all[r].loss, 0.5 + r);
+    EXPECT_EQ(all[r].rank, r);
+  }
+  // Texts of different lengths, the empty one included.
+  const std::vector<std::string> texts =
+      world->allgatherText(rank == 1 ? std::string() : std::string(rank + 3, 'a' + rank));
+  for (int r = 0; r < world->size(); ++r) {
+    EXPECT_EQ(texts[r], r == 1 ? std::string() : std::string(r + 3, 'a' + r)) << "rank " << r;
+  }
+}
+
 // LAST (see the file comment): rank 0 is failed afterwards.
 TEST(MpiCommunicator, TimeOutNamesTheLabelAndRank) {
   const int rank = world->rank(), ranks = world->size();

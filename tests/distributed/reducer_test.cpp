@@ -77,6 +77,9 @@ class RecordingCommunicator final : public Communicator, private CollectiveOps {
     launches_.push_back({data - base_, static_cast<int64_t>(count)});
   }
   void allreduceMax(int64_t*, size_t) override {}
+  void allgather(const void*, void*, size_t) override {
+    ADD_FAILURE() << "the Reducer all-gathers nothing";
+  }
   void allreduceBitwiseAnd(uint8_t*, size_t) override {
     std::lock_guard lock(mutex_);
     ++negotiations_;
