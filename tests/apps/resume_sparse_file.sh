@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# resume_sparse_file.sh REFUSED_WITHIN_LIMITS IMERGE_TRAIN FILE SECONDS RSS_MB: a 6 GiB file of
-# zeros that takes no disk (truncate makes it sparse), given to --resume as a dataset archive
-# might be by mistake. It must be refused as "not an imerge checkpoint" from its first bytes,
-# within SECONDS and RSS_MB of peak memory.
+# resume_sparse_file.sh REFUSED_WITHIN_LIMITS IMERGE_TRAIN FILE: a 6 GiB file of zeros that
+# takes no disk (truncate makes it sparse), given to --resume as a dataset archive might be by
+# mistake. It must be refused as "not an imerge checkpoint" from its first bytes.
 set -eu
-limits=$1 train=$2 file=$3 seconds=$4 rss_mb=$5
+limits=$1 train=$2 file=$3
 rm -f "$file"
 truncate -s 6G "$file"
 trap 'rm -f "$file"' EXIT
-"$limits" "$seconds" "$rss_mb" "$(basename "$file") is not an imerge checkpoint" \
+"$limits" 1 300 "$(basename "$file") is not an imerge checkpoint" \
   "$train" --resume "$file" --dataset synthetic --image-size 16
