@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "distributed/collective_shape.h"
 #include "distributed/thread_latency.h"
 
 namespace imerge::distributed {
@@ -113,18 +114,18 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   void clearLabel() { label_ = nullptr; }
 
   void allreduceSum(float* data, size_t count) override {
-    checked(Operation::AllreduceSum, count, sizeof(float), 0, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::AllreduceSum, count, sizeof(float), 0, [&](bool abandonAtOnce) {
       allreduce(data, count, sizeof(float), MPI_FLOAT, MPI_SUM, "all-reduce", abandonAtOnce);
     });
   }
   void allreduceMax(int64_t* data, size_t count) override {
-    checked(Operation::AllreduceMax, count, sizeof(int64_t), 0, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::AllreduceMax, count, sizeof(int64_t), 0, [&](bool abandonAtOnce) {
       allreduce(data, count, sizeof(int64_t), MPI_INT64_T, MPI_MAX, "all-reduce (max)",
                 abandonAtOnce);
     });
   }
   void allreduceBitwiseAnd(uint8_t* data, size_t bytes) override {
-    checked(Operation::AllreduceBitwiseAnd, bytes, 1, 0, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::AllreduceBitwiseAnd, bytes, 1, 0, [&](bool abandonAtOnce) {
       allreduce(data, bytes, 1, MPI_UINT8_T, MPI_BAND, "all-reduce (bitwise and)", abandonAtOnce);
     });
   }
@@ -132,7 +133,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   void broadcast(void* data, size_t bytes, int root) override {
     IMERGE_CHECK(root >= 0 && root < owner_.size_, "broadcast '", label(), "': root ", root,
                  " is not a rank of this world of ", owner_.size_);
-    checked(Operation::Broadcast, bytes, 1, root, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::Broadcast, bytes, 1, root, [&](bool abandonAtOnce) {
       forEachPiece(
           data, bytes, 1,
           [&](void* piece, int count, MPI_Request* request) {
@@ -145,7 +146,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   void allgather(const void* mine, void* all, size_t bytes) override {
     IMERGE_CHECK(bytes <= INT_MAX, "all-gather '", label(), "': ", bytes,
                  " bytes per rank is more than one MPI call carries");
-    checked(Operation::Allgather, bytes, 1, 0, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::Allgather, bytes, 1, 0, [&](bool abandonAtOnce) {
       MPI_Request request = MPI_REQUEST_NULL;
       check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
                            MPI_BYTE, comm_, &request),
@@ -159,7 +160,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   }
 
   void barrier() override {
-    checked(Operation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
+    checked(CollectiveOperation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
       MPI_Request request = MPI_REQUEST_NULL;
       check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", "barrier", 0);
       if (abandonAtOnce) {
@@ -189,42 +190,6 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     return label_ ? *label_ : none;
   }
 
-  enum class Operation : int64_t {
-    AllreduceSum,
-    AllreduceMax,
-    AllreduceBitwiseAnd,
-    Broadcast,
-    Allgather,
-    Barrier
-  };
-
-  static constexpr const char* kOperationNames[] = {
-      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)",
-      "broadcast",  "all-gather",       "barrier"};
-
-  // What one rank is about to post, as every rank sees it (plain bytes for MPI_Iallgather).
-  struct CollectiveShape {
-    Operation operation;
-    int64_t count;
-    int64_t elementBytes;
-    int64_t root;
-    char label[48];  // the task's label, cut short: for the message only
-    bool operator==(const CollectiveShape& other) const {
-      return operation == other.operation && count == other.count &&
-             elementBytes == other.elementBytes && root == other.root;
-    }
-  };
-
-  static std::string describe(const CollectiveShape& shape) {
-    std::string text = kOperationNames[static_cast<int>(shape.operation)];
-    if (shape.operation != Operation::Barrier) {
-      text += " of " + std::to_string(shape.count) + " x " + std::to_string(shape.elementBytes) +
-              " bytes";
-    }
-    if (shape.operation == Operation::Broadcast) text += " from rank " + std::to_string(shape.root);
-    return text + " ('" + shape.label + "')";
-  }
-
   // The shape check, then the collective itself: post(false) posts and completes it. When the
   // check is abandoned (a time-out or the destructor), the other ranks have not reached it yet;
   // the collective is then posted all the same and abandoned with the check, post(true), so
@@ -232,7 +197,8 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   // abandoned collective did before checks existed. (Of a buffer split into several MPI calls
   // only the first piece is posted so: the late ranks then time out in the second.)
   template <typename Post>
-  void checked(Operation operation, size_t count, size_t elementBytes, int root, Post post) {
+  void checked(CollectiveOperation operation, size_t count, size_t elementBytes, int root,
+               Post post) {
     const size_t abandonedBefore = abandoned_.size();
     try {
       agreeOnShape(operation, count, elementBytes, root);
@@ -247,35 +213,23 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   // together, each with the same message naming every rank's collective, and MPI never sees
   // the mismatched pair. Every collective is preceded by this same fixed-size all-gather, so a
   // disagreement is always met by two of these, which match whatever follows them.
-  void agreeOnShape(Operation operation, size_t count, size_t elementBytes, int root = 0) {
+  void agreeOnShape(CollectiveOperation operation, size_t count, size_t elementBytes,
+                    int root = 0) {
     if (!owner_.checkCollectiveShapes_.load(std::memory_order_relaxed) || owner_.size_ == 1) {
       return;
     }
-    CollectiveShape mine{
-        operation, static_cast<int64_t>(count), static_cast<int64_t>(elementBytes), root, {}};
-    label().copy(mine.label, sizeof mine.label - 1);
+    const CollectiveShape mine = CollectiveShape::of(operation, count, elementBytes, root, label());
     std::vector<CollectiveShape> all(static_cast<size_t>(owner_.size_));
     MPI_Request request = MPI_REQUEST_NULL;
     // Errors and time-outs name the collective being checked, as they would without the check.
-    const char* what = kOperationNames[static_cast<int>(operation)];
+    const char* what = collectiveName(operation);
     const size_t bytes = count * elementBytes;
     check(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm_,
                          &request),
           "MPI_Iallgather", what, bytes);
     complete(request, what, bytes, 0, 1);
-    if (std::all_of(all.begin(), all.end(), [&](const CollectiveShape& s) { return s == mine; })) {
-      return;
-    }
-    std::string ranks;
-    for (size_t rank = 0; rank < all.size(); ++rank) {
-      all[rank].label[sizeof all[rank].label - 1] = '\0';
-      ranks +=
-          (rank ? "; rank " : "rank ") + std::to_string(rank) + " posts " + describe(all[rank]);
-    }
-    IMERGE_FAIL("the ranks posted different collectives: ", ranks,
-                ". Every rank must post the same collectives in the same order with the same "
-                "sizes; ranks that read different data or run different code or flags do not. "
-                "Nothing was sent: the check runs before each collective");
+    const std::string disagreement = describeShapeDisagreement(all);
+    if (!disagreement.empty()) IMERGE_FAIL(disagreement);
   }
 
   void allreduce(void* data, size_t count, size_t elementBytes, MPI_Datatype type, MPI_Op op,
