@@ -15,6 +15,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/input_file.h"
+
 namespace imerge::layers {
 namespace {
 
@@ -349,20 +351,9 @@ bool readExactly(int fd, const std::string& path, uint8_t* destination, size_t c
 StoredCheckpoint readCheckpoint(const std::string& path) {
   FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
-  struct stat info {};
-  if (::fstat(file.fd, &info) != 0) {
-    IMERGE_FAIL("cannot read checkpoint ", path, ": ", errnoText(errno));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    IMERGE_FAIL("checkpoint ", path, " is not a regular file (",
-                S_ISDIR(info.st_mode)    ? "a directory"
-                : S_ISCHR(info.st_mode)  ? "a character device"
-                : S_ISBLK(info.st_mode)  ? "a block device"
-                : S_ISFIFO(info.st_mode) ? "a pipe"
-                                         : "a socket or other special file",
-                "); give the path of a file written by saveCheckpoint");
-  }
-  const auto fileBytes = static_cast<uint64_t>(info.st_size);
+  // Not a regular file (a directory, /dev/zero), or larger than any checkpoint: refused before
+  // a byte is read.
+  const uint64_t fileBytes = checkedInputFileSize(path, kMaxCheckpointBytes, "checkpoint");
 
   uint8_t header[kHeaderBytes];
   if (fileBytes < kHeaderBytes || !readExactly(file.fd, path, header, kHeaderBytes)) {
@@ -393,11 +384,9 @@ StoredCheckpoint readCheckpoint(const std::string& path) {
     IMERGE_FAIL("checkpoint ", path, " has trailing bytes: header says ", length,
                 " bytes, file has ", fileBytes);
   }
-  IMERGE_CHECK(length <= kMaxCheckpointBytes, "checkpoint ", path, " declares ", length,
-               " bytes, more than the ", kMaxCheckpointBytes,
-               "-byte limit of this reader (layers/checkpoint.h)");
 
-  // Only now the payload: exactly the length the header declares, which is the file's size.
+  // Only now the payload: exactly the length the header declares, which is the file's size
+  // (and so within kMaxCheckpointBytes).
   StoredCheckpoint checkpoint;
   checkpoint.file.resize(static_cast<size_t>(length));
   std::memcpy(checkpoint.file.data(), header, kHeaderBytes);
