@@ -147,15 +147,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     IMERGE_CHECK(bytes <= INT_MAX, "all-gather '", label(), "': ", bytes,
                  " bytes per rank is more than one MPI call carries");
     checked(CollectiveOperation::Allgather, bytes, 1, 0, [&](bool abandonAtOnce) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
-                           MPI_BYTE, comm_, &request),
-            "MPI_Iallgather", "all-gather", bytes);
-      if (abandonAtOnce) {
-        abandoned_.push_back(request);
-      } else {
-        complete(request, "all-gather", bytes, 0, 1);
-      }
+      gather(mine, all, bytes, "all-gather", bytes, abandonAtOnce);
     });
   }
 
@@ -163,11 +155,7 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     checked(CollectiveOperation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
       MPI_Request request = MPI_REQUEST_NULL;
       check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier", "barrier", 0);
-      if (abandonAtOnce) {
-        abandoned_.push_back(request);
-      } else {
-        complete(request, "barrier", 0, 0, 1);
-      }
+      completeOrAbandon(request, abandonAtOnce, "barrier", 0);
     });
   }
 
@@ -220,16 +208,31 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     }
     const CollectiveShape mine = CollectiveShape::of(operation, count, elementBytes, root, label());
     std::vector<CollectiveShape> all(static_cast<size_t>(owner_.size_));
-    MPI_Request request = MPI_REQUEST_NULL;
     // Errors and time-outs name the collective being checked, as they would without the check.
-    const char* what = collectiveName(operation);
-    const size_t bytes = count * elementBytes;
-    check(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm_,
-                         &request),
-          "MPI_Iallgather", what, bytes);
-    complete(request, what, bytes, 0, 1);
+    gather(&mine, all.data(), sizeof mine, collectiveName(operation), count * elementBytes,
+           /*abandonAtOnce=*/false);
     const std::string disagreement = describeShapeDisagreement(all);
     if (!disagreement.empty()) IMERGE_FAIL(disagreement);
+  }
+
+  // MPI_Iallgather of `bytes` per rank into `all`; errors name it `what` of `reportedBytes`.
+  void gather(const void* mine, void* all, size_t bytes, const char* what, size_t reportedBytes,
+              bool abandonAtOnce) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes),
+                         MPI_BYTE, comm_, &request),
+          "MPI_Iallgather", what, reportedBytes);
+    completeOrAbandon(request, abandonAtOnce, what, reportedBytes);
+  }
+
+  // complete(), or with `abandonAtOnce` the request joins the abandoned ones unwaited.
+  void completeOrAbandon(MPI_Request& request, bool abandonAtOnce, const char* what, size_t bytes,
+                         size_t piece = 0, size_t pieces = 1) {
+    if (abandonAtOnce) {
+      abandoned_.push_back(request);
+    } else {
+      complete(request, what, bytes, piece, pieces);
+    }
   }
 
   void allreduce(void* data, size_t count, size_t elementBytes, MPI_Datatype type, MPI_Op op,
@@ -257,11 +260,8 @@ class MpiCommunicator::Ops final : public CollectiveOps {
       MPI_Request request = MPI_REQUEST_NULL;
       check(start(bytes + offset * elementBytes, static_cast<int>(pieceCount), &request), call,
             what, count * elementBytes);
-      if (abandonAtOnce) {
-        abandoned_.push_back(request);
-        return;
-      }
-      complete(request, what, count * elementBytes, piece, pieces);
+      completeOrAbandon(request, abandonAtOnce, what, count * elementBytes, piece, pieces);
+      if (abandonAtOnce) return;
     }
   }
 
