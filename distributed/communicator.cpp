@@ -91,12 +91,12 @@ void Communicator::barrier() {
 std::vector<std::string> Communicator::allgatherText(const std::string& mine) {
   std::vector<std::string> texts(static_cast<size_t>(size()));
   submit("all-gather text", [&](CollectiveOps& ops) {
+    const int64_t length = static_cast<int64_t>(mine.size());
+    std::vector<int64_t> lengths(texts.size());
+    ops.allgather(&length, lengths.data(), sizeof length);
     for (int root = 0; root < size(); ++root) {
       std::string& text = texts[static_cast<size_t>(root)];
-      if (root == rank()) text = mine;
-      int64_t length = static_cast<int64_t>(text.size());
-      ops.broadcast(&length, sizeof length, root);
-      text.resize(static_cast<size_t>(length));
+      text = root == rank() ? mine : std::string(static_cast<size_t>(lengths[root]), '\0');
       ops.broadcast(text.data(), text.size(), root);
     }
   })->wait();

@@ -100,8 +100,8 @@ class Communicator {
   void broadcast(void* data, size_t bytes, int root);
   void allreduceMax(int64_t* data, size_t count);
   void barrier();
-  // Every rank's `mine`, indexed by rank, on every rank (one broadcast of the length and one of
-  // the bytes per rank: for start-up checks, not for the training loop).
+  // Every rank's `mine`, indexed by rank, on every rank (an all-gather of the lengths, then one
+  // broadcast of the bytes per rank: for start-up checks, not for the training loop).
   std::vector<std::string> allgatherText(const std::string& mine);
   // Every rank's `mine` (a trivially copyable value), indexed by rank, on every rank.
   template <typename T>
