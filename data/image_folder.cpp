@@ -40,6 +40,14 @@ bool isImageFile(const fs::path& path) {
   return extension == ".jpg" || extension == ".jpeg" || extension == ".png";
 }
 
+// Why an image of `width` x `height` pixels (from its header) is not decoded, or "".
+std::string tooManyPixels(int width, int height) {
+  if (int64_t{width} * height <= ImageFolderDataset::kMaxPixels) return "";
+  return "its header declares " + std::to_string(width) + "x" + std::to_string(height) +
+         " pixels, more than the " + std::to_string(ImageFolderDataset::kMaxPixels) +
+         " this reader decodes";
+}
+
 std::vector<uint8_t> readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   IMERGE_CHECK(in.is_open(), "cannot open image ", path, ": ", std::strerror(errno));
@@ -101,10 +109,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
         ++headerFailures;
         continue;
       }
-      if (int64_t{width} * height > kMaxPixels) {
-        const std::string reason = "its header declares " + std::to_string(width) + "x" +
-                                   std::to_string(height) + " pixels, more than the " +
-                                   std::to_string(kMaxPixels) + " this reader decodes";
+      if (const std::string reason = tooManyPixels(width, height); !reason.empty()) {
         IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
                      " (strict data mode; without it the file would be skipped)");
         reportBad(file, reason);
@@ -143,9 +148,8 @@ Tensor ImageFolderDataset::decode(int64_t index) const {
   // The header again (the file may have changed since the scan) before decoding allocates.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
                             &fileChannels)) {
-    IMERGE_CHECK(int64_t{width} * height <= kMaxPixels, "cannot decode image ", file,
-                 ": its header declares ", width, "x", height, " pixels, more than the ",
-                 kMaxPixels, " this reader decodes");
+    const std::string reason = tooManyPixels(width, height);
+    IMERGE_CHECK(reason.empty(), "cannot decode image ", file, ": ", reason);
   }
   std::unique_ptr<unsigned char, StbFree> pixels(
       stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
