@@ -32,16 +32,16 @@
 #include <vector>
 
 #include "core/error.h"
-#include "distributed/comm_measurement.h"
-#include "distributed/comm_model.h"
-#include "distributed/mpi_communicator.h"
-#include "distributed/readable_units.h"
+#include "distributed/runtime/comm_measurement.h"
+#include "distributed/planning/comm_model.h"
+#include "distributed/comm/mpi_communicator.h"
+#include "distributed/planning/readable_units.h"
 
 #if IMERGE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "core/cuda/cuda_device.h"
-#include "distributed/nccl_communicator.h"
+#include "distributed/comm/cuda/nccl_communicator.h"
 #endif
 
 namespace {

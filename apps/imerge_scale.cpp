@@ -1,6 +1,6 @@
 // imerge-scale: SINGA-style scalability runs. For a model, a batch size per worker, a list of
 // worker counts and a list of strategies it measures real runs where the workers exist (through
-// mpirun and imerge-train) and simulates the rest (distributed/simulator.h), and writes one
+// mpirun and imerge-train) and simulates the rest (distributed/planning/simulator.h), and writes one
 // table: PREFIX.csv and PREFIX.json.
 //
 //   imerge-scale --model resnet18 --image-size 32 --batch-size 32 --workers 1,2,4,8,16,32
@@ -45,12 +45,13 @@
 
 #include "apps/planner_flags.h"
 #include "core/error.h"
-#include "distributed/cluster_profile.h"
-#include "distributed/comm_measurement.h"
-#include "distributed/comm_model.h"
-#include "distributed/compute_profile.h"
-#include "distributed/planner.h"
-#include "distributed/simulator.h"
+#include "distributed/planning/cluster_profile.h"
+#include "distributed/planning/comm_model.h"
+#include "distributed/planning/compute_profile.h"
+#include "distributed/planning/measurement_sizes.h"
+#include "distributed/planning/planner.h"
+#include "distributed/planning/simulator.h"
+#include "distributed/profiling/flops_profile.h"
 #include "models/registry.h"
 
 namespace {

@@ -16,23 +16,23 @@
 #include <iostream>
 #include <thread>
 
-#include "apps/classifier_training.h"
-#include "apps/dataset_agreement.h"
-#include "apps/dataset_choice.h"
-#include "apps/metrics_log.h"
+#include "training/classifier_training.h"
+#include "training/dataset_agreement.h"
+#include "training/dataset_choice.h"
+#include "training/metrics_log.h"
 #include "apps/planner_flags.h"
-#include "apps/progress_bar.h"
+#include "training/progress_bar.h"
 #include "apps/rank_exit_report.h"
 #include "core/cuda/cuda_device.h"
 #include "core/cuda/cuda_settings.h"
 #include "core/device.h"
 #include "core/random.h"
-#include "distributed/comm_model.h"
-#include "distributed/data_parallel.h"
-#include "distributed/device_communicator.h"
-#include "distributed/mpi_communicator.h"
-#include "distributed/trace.h"
-#include "layers/checkpoint.h"
+#include "distributed/planning/comm_model.h"
+#include "distributed/runtime/data_parallel.h"
+#include "distributed/comm/device_communicator.h"
+#include "distributed/comm/mpi_communicator.h"
+#include "distributed/planning/trace.h"
+#include "io/checkpoint.h"
 #include "models/registry.h"
 
 namespace {
@@ -41,7 +41,7 @@ using namespace imerge;
 
 struct Options {
   std::string model = "resnet20";
-  apps::DatasetChoice dataset;
+  training::DatasetChoice dataset;
   int64_t epochs = 3;
   int64_t batchSize = 64;
   float learningRate = 0.1f;
@@ -195,7 +195,7 @@ std::string percent(double fraction) {
   return text;
 }
 
-std::string stepFigures(const apps::StepProgress& p) {
+std::string stepFigures(const training::StepProgress& p) {
   char text[128];
   std::snprintf(text, sizeof text, "loss %.4f  acc %s  %.0f img/s  lr %.4f", p.loss,
                 percent(p.accuracy).c_str(), p.imagesPerSecond, p.learningRate);
@@ -220,9 +220,9 @@ int run(const Options& options, Job& job) {
                     : std::max(1, cores / (job.communicator ? distributed::localRankCount() : 1)));
   manualSeed(options.seed);  // dropout and initialisation draw from the default generator
 
-  apps::DatasetChoice datasetChoice = options.dataset;
+  training::DatasetChoice datasetChoice = options.dataset;
   datasetChoice.seed = options.seed;
-  apps::DatasetSplits splits = apps::openDatasets(datasetChoice);
+  training::DatasetSplits splits = training::openDatasets(datasetChoice);
   std::cout << "data: " << splits.train->describe() << "\n      " << splits.test->describe()
             << "\n";
 
@@ -239,11 +239,11 @@ int run(const Options& options, Job& job) {
                                                  : "on " + device.name())
             << "\n";
 
-  layers::Sgd optimizer(model->parameters(), {.learningRate = options.learningRate,
+  optim::Sgd optimizer(model->parameters(), {.learningRate = options.learningRate,
                                               .momentum = options.momentum,
                                               .weightDecay = options.weightDecay,
                                               .nesterov = options.nesterov});
-  layers::LrSchedule schedule({.kind = layers::LrSchedule::parseKind(options.lrSchedule),
+  optim::LrSchedule schedule({.kind = optim::LrSchedule::parseKind(options.lrSchedule),
                                .baseLr = options.learningRate,
                                .warmupEpochs = options.warmupEpochs,
                                .stepEpochs = std::max<double>(1, options.epochs / 3.0),
@@ -264,7 +264,7 @@ int run(const Options& options, Job& job) {
 
   if (job.communicator && job.worldSize > 1) {
     // Before any step: ranks whose data differ would post different collectives.
-    apps::requireSameDatasetOnEveryRank(*job.communicator,
+    training::requireSameDatasetOnEveryRank(*job.communicator,
                                         {.trainImages = splits.train->size(),
                                          .testImages = splits.test->size(),
                                          .stepsPerEpoch = trainLoader.batchesPerEpoch(),
@@ -277,8 +277,8 @@ int run(const Options& options, Job& job) {
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
   if (!options.resume.empty()) {
-    layers::TrainingState state =
-        layers::loadCheckpoint(options.resume, options.model, *model, &optimizer);
+    io::TrainingState state =
+        io::loadCheckpoint(options.resume, options.model, *model, &optimizer);
     firstEpoch = state.epoch;
     globalStep = state.step;
     defaultGenerator().setState(state.rngStates.at("default"));
@@ -314,7 +314,7 @@ int run(const Options& options, Job& job) {
   }
   if (!options.checkpointDir.empty()) std::filesystem::create_directories(options.checkpointDir);
 
-  apps::MetricsLog log(job.isMain() ? options.logJson : std::string(),
+  training::MetricsLog log(job.isMain() ? options.logJson : std::string(),
                        {{"model", options.model},
                         {"dataset", options.dataset.name},
                         {"batch_size", options.batchSize},
@@ -336,16 +336,16 @@ int run(const Options& options, Job& job) {
   for (int64_t epoch = firstEpoch; epoch < lastEpoch; ++epoch) {
     const std::string label =
         "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options.epochs);
-    apps::ProgressBar bar(
+    training::ProgressBar bar(
         label,
         std::max<int64_t>(1, options.maxSteps > 0
                                  ? std::min(options.maxSteps, trainLoader.batchesPerEpoch())
                                  : trainLoader.batchesPerEpoch()),
         options.logEvery);
     std::string lastFigures;
-    apps::EpochResult trained = apps::trainEpoch(
+    training::EpochResult trained = training::trainEpoch(
         *model, optimizer, schedule, trainLoader, epoch, options.maxSteps,
-        [&](const apps::StepProgress& p) {
+        [&](const training::StepProgress& p) {
           lastFigures = stepFigures(p);
           bar.update(p.step, lastFigures);
         },
@@ -375,7 +375,7 @@ int run(const Options& options, Job& job) {
       if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
     }
     if (epoch + 1 == lastEpoch || (epoch + 1) % options.evalEvery == 0) {
-      apps::EpochResult tested = apps::evaluate(*model, testLoader, parallel.get());
+      training::EpochResult tested = training::evaluate(*model, testLoader, parallel.get());
       record["test_loss"] = tested.loss;
       record["test_accuracy"] = tested.accuracy;
       std::cout << "  test: loss " << tested.loss << ", accuracy " << percent(tested.accuracy)
@@ -385,7 +385,7 @@ int run(const Options& options, Job& job) {
 
     if (!options.checkpointDir.empty() && job.isMain()) {
       const std::string path = options.checkpointDir + "/last.ckpt";
-      layers::saveCheckpoint(path, *model, &optimizer,
+      io::saveCheckpoint(path, *model, &optimizer,
                              {.modelName = options.model,
                               .epoch = epoch + 1,
                               .step = globalStep,
@@ -432,7 +432,7 @@ int main(int argc, char** argv) {
   CLI::App app{"imerge-train: train an image classifier"};
   app.add_option("--model", options.model, "model name (resnet20, resnet18, vgg16_bn, alexnet...)")
       ->capture_default_str();
-  app.add_option("--dataset", options.dataset.name, apps::datasetNames())->capture_default_str();
+  app.add_option("--dataset", options.dataset.name, training::datasetNames())->capture_default_str();
   app.add_option("--data-dir", options.dataset.directory,
                  "dataset folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)");
   app.add_option("--image-size", options.dataset.imageSize,

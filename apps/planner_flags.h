@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "distributed/planner.h"
+#include "distributed/planning/planner.h"
 
 namespace imerge::apps {
 

@@ -11,7 +11,7 @@
 // Ranks on other machines cannot be checked from here, and the message says so.
 #pragma once
 
-#include "distributed/communicator.h"
+#include "distributed/comm/communicator.h"
 
 namespace imerge::apps {
 

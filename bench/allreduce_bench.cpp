@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/mpi_communicator.h"
+#include "distributed/comm/mpi_communicator.h"
 
 namespace {
 

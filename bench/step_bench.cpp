@@ -36,6 +36,7 @@
 #include "layers/layers.h"
 #include "models/registry.h"
 #include "models/small_cnn.h"
+#include "optim/sgd.h"
 
 namespace {
 
@@ -117,7 +118,7 @@ int run(const Options& options) {
   const Tensor images = hostImages.to(device);
   const Tensor labels = Tensor::fromVector(labelValues, {options.batch}).to(device);  // [B]
 
-  layers::Sgd optimizer(work.model->parameters(), {.learningRate = 0.01f, .momentum = 0.9f});
+  optim::Sgd optimizer(work.model->parameters(), {.learningRate = 0.01f, .momentum = 0.9f});
   auto step = [&] {
     optimizer.zeroGrad();
     auto loss =

@@ -7,8 +7,6 @@
 #include "layers/conv2d.h"
 #include "layers/init.h"
 #include "layers/linear.h"
-#include "layers/lr_schedule.h"
 #include "layers/module.h"
 #include "layers/pooling.h"
 #include "layers/sequential.h"
-#include "layers/sgd.h"

@@ -13,7 +13,7 @@ __global__ void sgdPlainKernel(float* p, const float* g, int64_t n, float lr, fl
   }
 }
 
-// p [n], buf [n] updated together; the same arithmetic, in the same order, as layers/sgd.cpp.
+// p [n], buf [n] updated together; the same arithmetic, in the same order, as optim/sgd.cpp.
 __global__ void sgdMomentumKernel(float* p, float* buf, const float* g, int64_t n, SgdStep step) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {

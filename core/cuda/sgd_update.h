@@ -1,4 +1,4 @@
-// The SGD update of layers/sgd.h on a CUDA device: one kernel per parameter, the same
+// The SGD update of optim/sgd.h on a CUDA device: one kernel per parameter, the same
 // arithmetic as the CPU loop (PyTorch's torch.optim.SGD):
 //   d = grad + weightDecay * p
 //   buf = firstStep ? d : momentum * buf + keep * d          (keep = 1 - dampening)

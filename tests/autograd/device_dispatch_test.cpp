@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "autograd/autograd.h"
-#include "layers/sgd.h"
+#include "optim/sgd.h"
 #include "support/error_text.h"
 #include "support/fake_device.h"
 
@@ -67,7 +67,7 @@ TEST(DeviceDispatch, LossRefusesLabelsOnAnotherDevice) {
 
 TEST(DeviceDispatch, SgdRefusesAGradientOnAnotherDevice) {
   Variable weight(onFakeGpu({3}), true);
-  layers::Sgd sgd({weight}, layers::SgdOptions{});
+  optim::Sgd sgd({weight}, optim::SgdOptions{});
   expectMixedDeviceError(errorMessage([&] { sgd.stepParameter(0, Tensor::zeros({3}), 0.1f); }),
                          "SGD");
 }

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/classifier_training.h"
+#include "training/classifier_training.h"
 #include "autograd/autograd.h"
 #include "core/cuda/cuda_device.h"
 #include "data/idx_dataset.h"
@@ -146,8 +146,8 @@ TEST(CudaTraining, ResidualNetworkStepsStayWithTheCpu) {
   auto onCpu = models::buildModel("resnet20", config, cpuWeights);
   auto onGpu = models::buildModel("resnet20", config, gpuWeights);
   onGpu->to(cudaDevice());
-  const layers::SgdOptions options{.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f};
-  layers::Sgd cpuSgd(onCpu->parameters(), options), gpuSgd(onGpu->parameters(), options);
+  const optim::SgdOptions options{.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f};
+  optim::Sgd cpuSgd(onCpu->parameters(), options), gpuSgd(onGpu->parameters(), options);
   for (int step = 0; step < 3; ++step) {
     const Tensor images = normalTensor({8, 3, 32, 32}, 100 + step);
     const Tensor labels = Tensor::fromVector(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}, {8});
@@ -175,7 +175,7 @@ std::vector<float> trainOnGpu(int steps, size_t* systemAllocationsAfterWarmup = 
                                   weights);
   CudaDevice& gpu = cudaDevice();
   model->to(gpu);
-  layers::Sgd sgd(model->parameters(), {.learningRate = 0.01f, .momentum = 0.9f});
+  optim::Sgd sgd(model->parameters(), {.learningRate = 0.01f, .momentum = 0.9f});
   std::vector<float> losses;
   for (int step = 0; step < steps; ++step) {
     Tensor images = Tensor::empty({4, 3, 32, 32});
@@ -234,12 +234,12 @@ TEST(CudaTraining, TheTrainingLoopLearnsFashionMnist) {
   auto model = models::buildModel("small_cnn",
                                   {.inChannels = 1, .classes = 10, .smallImages = true}, generator);
   model->to(cudaDevice());
-  layers::Sgd optimizer(model->parameters(),
+  optim::Sgd optimizer(model->parameters(),
                         {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
-  layers::LrSchedule schedule(
-      {.kind = layers::LrScheduleKind::Cosine, .baseLr = 0.05f, .totalEpochs = 1});
-  const apps::EpochResult trained = apps::trainEpoch(*model, optimizer, schedule, trainLoader, 0);
-  const apps::EpochResult tested = apps::evaluate(*model, testLoader);
+  optim::LrSchedule schedule(
+      {.kind = optim::LrScheduleKind::Cosine, .baseLr = 0.05f, .totalEpochs = 1});
+  const training::EpochResult trained = training::trainEpoch(*model, optimizer, schedule, trainLoader, 0);
+  const training::EpochResult tested = training::evaluate(*model, testLoader);
   std::printf("one epoch on %s: %.0f images/s, test accuracy %.2f%%\n", cudaDevice().name().c_str(),
               trained.imagesPerSecond, 100 * tested.accuracy);
   EXPECT_EQ(trained.images, 60000);

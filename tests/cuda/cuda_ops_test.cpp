@@ -14,7 +14,7 @@
 #include "core/cuda/elementwise.h"
 #include "core/cuda/gemm.h"
 #include "core/cuda/softmax_cross_entropy.h"
-#include "layers/sgd.h"
+#include "optim/sgd.h"
 #include "support/error_text.h"
 #include "support/gpu_test.h"
 #include "support/gradcheck.h"
@@ -160,9 +160,9 @@ TEST(CudaTraining, StepsMatchTheCpu) {
                Variable(randomTensor({10}, 14).to(device), true)};
   };
   Net onCpu = makeNet(cpuDevice()), onGpu = makeNet(gpu);
-  const layers::SgdOptions options{0.05f, 0.9f, 0.0f, 1e-3f, true};
-  layers::Sgd cpuSgd({onCpu.w1, onCpu.b1, onCpu.w2, onCpu.b2}, options);
-  layers::Sgd gpuSgd({onGpu.w1, onGpu.b1, onGpu.w2, onGpu.b2}, options);
+  const optim::SgdOptions options{0.05f, 0.9f, 0.0f, 1e-3f, true};
+  optim::Sgd cpuSgd({onCpu.w1, onCpu.b1, onCpu.w2, onCpu.b2}, options);
+  optim::Sgd gpuSgd({onGpu.w1, onGpu.b1, onGpu.w2, onGpu.b2}, options);
   const Tensor labels = Tensor::fromVector(std::vector<int64_t>{1, 4, 9, 0, 3, 3, 7, 2}, {8});
   for (int step = 0; step < 3; ++step) {
     const Tensor x = randomTensor({8, 20}, 100 + step);
@@ -175,7 +175,7 @@ TEST(CudaTraining, StepsMatchTheCpu) {
                                                     labels.to(device));
       losses[onDevice] = loss.tensor().item();
       loss.backward();
-      layers::Sgd& sgd = onDevice ? gpuSgd : cpuSgd;
+      optim::Sgd& sgd = onDevice ? gpuSgd : cpuSgd;
       sgd.step();
       sgd.zeroGrad();
     }

@@ -17,9 +17,9 @@
 
 #include "autograd/ops/loss.h"
 #include "core/cuda/cuda_device.h"
-#include "distributed/comm_measurement.h"
-#include "distributed/data_parallel.h"
-#include "distributed/device_communicator.h"
+#include "distributed/runtime/comm_measurement.h"
+#include "distributed/runtime/data_parallel.h"
+#include "distributed/comm/device_communicator.h"
 #include "layers/layers.h"
 #include "support/compare.h"
 #include "support/gpu_test.h"
@@ -44,7 +44,7 @@ std::shared_ptr<layers::Sequential> makeModel(Device& device) {
   return net;
 }
 
-layers::SgdOptions sgdOptions() {
+optim::SgdOptions sgdOptions() {
   return {.learningRate = 0.1f, .momentum = 0.9f, .weightDecay = 1e-4f};
 }
 
@@ -59,7 +59,7 @@ std::pair<Tensor, Tensor> batch(int64_t step, Device& device) {
 
 std::vector<std::vector<float>> trainPlain(CudaDevice& gpu) {
   auto model = makeModel(gpu);
-  layers::Sgd optimizer(model->parameters(), sgdOptions());
+  optim::Sgd optimizer(model->parameters(), sgdOptions());
   for (int64_t step = 0; step < kSteps; ++step) {
     auto [images, labels] = batch(step, gpu);
     optimizer.zeroGrad();
@@ -157,7 +157,7 @@ TEST(DataParallelOnGpu, MatchesPlainTrainingForEveryStrategyAndBackend) {
       }
       {
         auto model = makeModel(gpu);
-        layers::Sgd optimizer(model->parameters(), sgdOptions());
+        optim::Sgd optimizer(model->parameters(), sgdOptions());
         DataParallel parallel(model, communicator, optionsFor(strategy));
         for (int64_t step = 0; step < kSteps; ++step) {
           auto [images, labels] = batch(step, gpu);
@@ -225,7 +225,7 @@ TEST(DataParallelOnGpu, TheStartUpMeasurementTimesTheBackendsDeviceAllReduces) {
       DataParallelOptions options = optionsFor("imerge");
       options.commSamples.clear();
       auto model = makeModel(gpu);
-      layers::Sgd optimizer(model->parameters(), sgdOptions());
+      optim::Sgd optimizer(model->parameters(), sgdOptions());
       TimerRecordingCommunicator recording(*device);
       DataParallel parallel(model, recording, options);
       const std::vector<size_t> startup = startupMeasurementSizes();

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "apps/classifier_training.h"
+#include "training/classifier_training.h"
 #include "core/device.h"
 #include "data/idx_dataset.h"
 #include "models/small_cnn.h"
@@ -32,16 +32,16 @@ TEST(FashionMnistTraining, SmallCnnReaches88PercentInTwoEpochs) {
 
   auto model = models::smallCnn(1, 10, generator);
   const int64_t epochs = 2;
-  layers::Sgd optimizer(model->parameters(),
+  optim::Sgd optimizer(model->parameters(),
                         {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
-  layers::LrSchedule schedule({.kind = layers::LrScheduleKind::Cosine,
+  optim::LrSchedule schedule({.kind = optim::LrScheduleKind::Cosine,
                                .baseLr = 0.05f,
                                .totalEpochs = static_cast<double>(epochs)});
 
-  apps::EpochResult tested;
+  training::EpochResult tested;
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    apps::EpochResult trained = apps::trainEpoch(*model, optimizer, schedule, trainLoader, epoch);
-    tested = apps::evaluate(*model, testLoader);
+    training::EpochResult trained = training::trainEpoch(*model, optimizer, schedule, trainLoader, epoch);
+    tested = training::evaluate(*model, testLoader);
     std::printf(
         "epoch %lld: train loss %.4f accuracy %.2f%% (%.0f images/s, %.2f s waiting for "
         "data), test accuracy %.2f%%\n",

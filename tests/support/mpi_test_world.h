@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "distributed/mpi_communicator.h"
+#include "distributed/comm/mpi_communicator.h"
 
 namespace imerge::test {
 

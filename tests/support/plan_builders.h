@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autograd/variable.h"
-#include "distributed/plan.h"
+#include "distributed/planning/plan.h"
 
 namespace imerge::testing {
 

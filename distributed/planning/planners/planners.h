@@ -1,0 +1,111 @@
+// The planner of each strategy of docs/design.md section 4 (private to distributed/: everyone else
+// gets them through makePlanner in distributed/planning/planner.h). One class per file of this folder.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "distributed/planning/planner.h"
+
+namespace imerge::distributed {
+
+// `default`: one bucket per tensor, in backward order, nothing launched before backward ends.
+class DefaultPlanner : public Planner {
+ public:
+  std::string name() const override { return "default"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return false; }
+};
+
+// `wfbp`: one bucket per tensor, each launched as soon as it is ready, FIFO.
+class WfbpPlanner : public Planner {
+ public:
+  std::string name() const override { return "wfbp"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return false; }
+};
+
+// `fusion`: Horovod-style static threshold. Walking backward order, a tensor joins the open
+// bucket when the bucket's bytes plus its own stay within fusionBytes; otherwise the open
+// bucket is closed and the tensor opens the next one. So no bucket exceeds fusionBytes except
+// one holding a single larger tensor (which is closed as soon as the next tensor arrives).
+// A bucket that reaches exactly fusionBytes stays open only for zero-byte tensors.
+class FusionPlanner : public Planner {
+ public:
+  explicit FusionPlanner(size_t fusionBytes);
+  std::string name() const override { return "fusion"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return false; }
+
+ private:
+  size_t fusionBytes_;
+};
+
+// `priority` (P3, ByteScheduler): every tensor cut into slices of at most sliceElements float32
+// elements (4 bytes each; the last slice takes the rest), one bucket per slice, in backward
+// order and then byte order. A slice's priority is its tensor's forward position L-1-k, so the
+// first layer's slices go first among the ready ones; the plan is LaunchOrder::Priority with
+// overlapWithNextForward. A zero-byte tensor gets one empty whole bucket.
+class PriorityPlanner : public Planner {
+ public:
+  explicit PriorityPlanner(size_t sliceElements);
+  std::string name() const override { return "priority"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return false; }
+
+ private:
+  size_t sliceElements_;
+};
+
+// `mgwfbp` (Shi et al.): the greedy merge rule of docs/design.md, walking k = 0..L-2 (0-based),
+// with s_k, e_k the start and end of k's current group on a FIFO channel under `model`: tensor k+1
+// joins k's group when r_{k+1} < e_k and (s_k > r_{k+1} or r_{k+1} - s_k < a), all strict. The
+// startup `a` is the model's alphaSeconds() when the model is a LinearCommModel, otherwise
+// model.seconds(1 byte) (the cost of the smallest message, which is what a startup is).
+// Since a >= 0, the first condition implies the second (r_{k+1} - s_k < 0 <= a); both are
+// kept, as docs/design.md and the paper state them.
+class MgwfbpPlanner : public Planner {
+ public:
+  std::string name() const override { return "mgwfbp"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return true; }
+};
+
+// `imerge`: the contiguous grouping that minimizes when the last all-reduce ends on a FIFO
+// channel under `model`, by the O(L^2) dynamic programme f(j) = min_i max(f(i-1), r_j) +
+// T(bytes(i..j)). Ties (within a relative 1e-12) go to fewer buckets, and then to the larger
+// last bucket of the prefix (the smallest i), so the plan is deterministic.
+class ImergePlanner : public Planner {
+ public:
+  std::string name() const override { return "imerge"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return true; }
+};
+
+// Helpers the planners share.
+namespace planning {
+
+// Throws unless workers >= 1 (every planner takes the worker count, even those that ignore it).
+void checkWorkers(const std::string& planner, int workers);
+
+// Bucket of the whole tensors [first, last] (inclusive, backward order), priority = bucketIndex.
+Bucket wholeTensorBucket(const std::vector<TensorInfo>& tensors, size_t first, size_t last,
+                         int bucketIndex);
+
+// One bucket per tensor, FIFO.
+Plan bucketPerTensor(const std::vector<TensorInfo>& tensors);
+
+// A FIFO plan from group boundaries: groupStarts[g] is the first tensor of group g, increasing,
+// starting at 0; each group runs to the next group's start.
+Plan planFromGroupStarts(const std::vector<TensorInfo>& tensors,
+                         const std::vector<size_t>& groupStarts);
+
+}  // namespace planning
+}  // namespace imerge::distributed

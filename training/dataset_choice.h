@@ -1,0 +1,41 @@
+// The datasets imerge-train knows by name, with the transforms each is trained and evaluated
+// with (torchvision's customary ones):
+//
+//   fashion-mnist, mnist  IDX files; train: horizontal flip (Fashion-MNIST only), normalise
+//   cifar10               binary batches; train: random crop 32 with padding 4, flip, normalise
+//   imagenet-folder       <dir>/train and <dir>/val in ImageNet layout; train: resize the
+//                         shorter side to size*8/7, random crop, flip, normalise; val: centre crop
+//   synthetic             random images of --image-size, for benchmarks (no files)
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "data/dataset.h"
+
+namespace imerge::training {
+
+struct DatasetChoice {
+  std::string name = "fashion-mnist";
+  std::string directory;    // empty: the dataset's usual place (Fashion-MNIST's Debian path)
+  int64_t imageSize = 224;  // imagenet-folder and synthetic
+  bool strict = false;      // imagenet-folder: a bad image is an error, not a skip
+  uint64_t seed = 0;        // synthetic
+};
+
+struct DatasetSplits {
+  std::shared_ptr<const data::Dataset> train;
+  std::shared_ptr<const data::Dataset> test;
+  // The data's images are small (CIFAR/Fashion-MNIST sizes): models use their small stems.
+  bool smallImages = false;
+  // Where the data came from, for messages: the folder read, or "synthetic data (seed S)".
+  std::string source;
+};
+
+// Opens both splits; errors name the dataset, folder or file at fault.
+DatasetSplits openDatasets(const DatasetChoice& choice);
+
+// "fashion-mnist, mnist, cifar10, imagenet-folder, synthetic"
+const char* datasetNames();
+
+}  // namespace imerge::training
