@@ -2,6 +2,8 @@
 # Configures and builds one configuration of imerge with CMake and Ninja.
 #   scripts/build.sh release   -> build/release   (optimised; the default)
 #   scripts/build.sh asan      -> build/asan      (AddressSanitizer + UBSan, -O1 -g, no CUDA)
+#   scripts/build.sh planning  -> build/planning  (the planning library and its tests alone:
+#                                                  no MPI, CUDA, oneDNN or BLAS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +15,8 @@ case "$config" in
   # imerge still builds and passes its tests where nvcc is missing (core/cuda/*_unavailable.cpp).
   asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMERGE_SANITIZE=ON -DIMERGE_BUILD_BENCH=OFF
                -DIMERGE_CUDA=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g") ;;
-  *) echo "build.sh: unknown configuration '$config' (release or asan)" >&2; exit 2 ;;
+  planning) flags=(-DCMAKE_BUILD_TYPE=Release -DIMERGE_PLANNING_ONLY=ON) ;;
+  *) echo "build.sh: unknown configuration '$config' (release, asan or planning)" >&2; exit 2 ;;
 esac
 
 cmake -S . -B "build/$config" -G Ninja "${flags[@]}" >/dev/null

@@ -27,6 +27,17 @@ run_ctest build/release release -j 2 -LE slow
 run_ctest build/release release-slow -L slow
 echo "run-tests: release build and tests took $((SECONDS - start)) s"
 
+# The planning library alone (docs/design.md, "Layout"): it builds and passes its tests where
+# no MPI, CUDA or oneDNN is looked for, and its test programs load none of them.
+start=$SECONDS
+scripts/build.sh planning
+run_ctest build/planning planning -j 2
+if ldd build/planning/tests/distributed/planning/planner_test | grep -E "libmpi|libcuda|libnccl|libdnnl"; then
+  echo "run-tests: the planning tests load a communication or device library" >&2
+  exit 1
+fi
+echo "run-tests: planning-only build and tests took $((SECONDS - start)) s"
+
 start=$SECONDS
 scripts/build.sh asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
