@@ -146,7 +146,7 @@ do_configure() {
 # The programs of the tests labelled gpu: tests/cuda's, and the multi-rank GPU ones.
 gpu_test_targets() {
   local source
-  for source in "$repo"/tests/cuda/*_test.cpp "$repo"/tests/distributed/*gpu_mpitest.cpp; do
+  for source in "$repo"/tests/cuda/*_test.cpp "$repo"/tests/distributed/*/*gpu_mpitest.cpp; do
     basename "$source" .cpp
   done
 }

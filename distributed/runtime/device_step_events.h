@@ -15,7 +15,7 @@
 // beginStep(), so no time difference is negative (cudaEventElapsedTime's order).
 //
 // The interface exists so the Reducer's device path can be tested on the CPU with a fake
-// (tests/distributed/reducer_device_test.cpp); the CUDA implementation is in
+// (tests/distributed/runtime/reducer_device_test.cpp); the CUDA implementation is in
 // cuda_step_events.cpp. This header needs no CUDA headers.
 #pragma once
 

@@ -1,6 +1,6 @@
 // What one training step's device times mean for the breakdown and the compute profile: pure
 // arithmetic over seconds read from CUDA events (device_step_events.h), testable on the CPU with
-// made-up times (tests/distributed/device_step_times_test.cpp).
+// made-up times (tests/distributed/runtime/device_step_times_test.cpp).
 //
 // All times are seconds on the device from the start of backward (the BackwardStart mark on the
 // compute stream). With gradients on a GPU the figures mean:

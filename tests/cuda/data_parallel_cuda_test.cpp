@@ -5,7 +5,7 @@
 // the compute profile holds device backward times; the start-up measurement times the backend's
 // device all-reduces. Needs a GPU (label "gpu"): each test skips,
 // saying why, where there is none. The multi-rank runs are
-// tests/distributed/data_parallel_gpu_mpitest.cpp.
+// tests/distributed/runtime/data_parallel_gpu_mpitest.cpp.
 //
 // The model is an MLP (Linear, ReLU, softmax cross-entropy, SGD): the ops with CUDA kernels.
 #include <gtest/gtest.h>

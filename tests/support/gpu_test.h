@@ -1,4 +1,4 @@
-// What the GPU tests share (tests/cuda/, tests/distributed/data_parallel_gpu_mpitest.cpp):
+// What the GPU tests share (tests/cuda/, tests/distributed/runtime/data_parallel_gpu_mpitest.cpp):
 // skipping, saying why, where they cannot run; strict CUDA settings for a test's duration; and
 // the comparison of a CUDA result with the CPU kernels' result on the same inputs. Compiles in
 // every build: without CUDA, cudaDeviceCount() finds no GPU and says why, so every test skips.
