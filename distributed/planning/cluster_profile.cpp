@@ -124,36 +124,23 @@ std::string RingScaledCommModel::describe() const {
   return detail::concat("ring-scaled from ", measuredWorkers_, " workers: ", measuredText_);
 }
 
-std::unique_ptr<RingScaledCommModel> scaledToWorkers(const CommModel& model, int measuredWorkers) {
-  using Piece = RingScaledCommModel::Piece;
-  std::vector<Piece> pieces;
-  if (const auto* linear = dynamic_cast<const LinearCommModel*>(&model)) {
-    pieces.push_back({0, linear->alphaSeconds(), linear->betaSecondsPerByte()});
-  } else if (const auto* piecewise = dynamic_cast<const PiecewiseCommModel*>(&model)) {
-    pieces.push_back({0, piecewise->flatSeconds(), 0});
-    for (const PiecewiseCommModel::Segment& segment : piecewise->segments()) {
-      // The segment's cost at its first byte is its startup; only the growth above scales as
-      // bandwidth (see the file comment of cluster_profile.h).
-      const double atStart = segment.interceptSeconds +
-                             segment.slopeSecondsPerByte * static_cast<double>(segment.startBytes);
-      pieces.push_back({segment.startBytes, std::max(0.0, atStart), segment.slopeSecondsPerByte});
-    }
-  } else if (const auto* scaled = dynamic_cast<const RingScaledCommModel*>(&model)) {
-    // Re-based: its pieces as they are at measuredWorkers.
-    const double latency =
-        RingScaledCommModel::latencyFactor(scaled->measuredWorkers(), measuredWorkers);
-    const double bandwidth =
-        RingScaledCommModel::bandwidthFactor(scaled->measuredWorkers(), measuredWorkers);
-    for (const Piece& piece : scaled->pieces()) {
-      pieces.push_back({piece.startBytes, latency * piece.latencySeconds,
-                        bandwidth * piece.slopeSecondsPerByte});
-    }
-  } else {
-    IMERGE_FAIL("scaledToWorkers: cannot separate the latency and bandwidth parts of '",
-                model.describe(),
-                "'; scaling to other worker counts takes a linear, piecewise or ring-scaled model");
+std::vector<CommPiece> RingScaledCommModel::piecesAt(int workers) const {
+  IMERGE_CHECK(workers >= 1, "RingScaledCommModel: workers must be at least 1, not ", workers);
+  const double latency = latencyFactor(measuredWorkers_, workers);
+  const double bandwidth = bandwidthFactor(measuredWorkers_, workers);
+  std::vector<CommPiece> scaled;
+  for (const Piece& piece : pieces_) {
+    scaled.push_back(
+        {piece.startBytes, latency * piece.latencySeconds, bandwidth * piece.slopeSecondsPerByte});
   }
-  return std::make_unique<RingScaledCommModel>(measuredWorkers, std::move(pieces),
+  return scaled;
+}
+
+std::unique_ptr<RingScaledCommModel> scaledToWorkers(const CommModel& model, int measuredWorkers) {
+  // The model's curve at the count it stands for; each piece's cost at its first byte is its
+  // startup, and only the growth above it scales as bandwidth (the file comment of
+  // cluster_profile.h). A ring-scaled model is re-based: its pieces as they are there.
+  return std::make_unique<RingScaledCommModel>(measuredWorkers, model.piecesAt(measuredWorkers),
                                                model.describe());
 }
 
@@ -189,6 +176,10 @@ const CommModel& ClusterProfile::modelFor(int workers) const {
 
 double ClusterProfile::seconds(size_t bytes, int workers) const {
   return modelFor(workers).seconds(bytes, workers);
+}
+
+std::vector<CommPiece> ClusterProfile::piecesAt(int workers) const {
+  return modelFor(workers).piecesAt(workers);
 }
 
 std::vector<int> ClusterProfile::measuredWorkerCounts() const {
@@ -319,24 +310,21 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name, const Small
                         RingScaledCommModel::latencyFactor(nearest, workers);
     // The large-message model of this count from the breakpoint on, as piecewise segments.
     const CommModel& above = large.modelFor(workers);
+    // The piece covering the breakpoint starts there; later ones stay as they are.
     std::vector<PiecewiseCommModel::Segment> segments;
-    if (const auto* linear = dynamic_cast<const LinearCommModel*>(&above)) {
-      segments.push_back({breakpointBytes, linear->alphaSeconds(), linear->betaSecondsPerByte()});
-    } else if (const auto* piecewise = dynamic_cast<const PiecewiseCommModel*>(&above)) {
-      // The segment covering the breakpoint starts there; later ones stay as they are.
-      const auto& measured = piecewise->segments();
-      PiecewiseCommModel::Segment covering{breakpointBytes, piecewise->flatSeconds(), 0};
-      for (const auto& segment : measured) {
-        if (segment.startBytes <= breakpointBytes)
-          covering = {breakpointBytes, segment.interceptSeconds, segment.slopeSecondsPerByte};
-      }
-      segments.push_back(covering);
-      for (const auto& segment : measured) {
-        if (segment.startBytes > breakpointBytes) segments.push_back(segment);
-      }
-    } else {
-      IMERGE_FAIL("combineSmallAndLargeMessages '", name, "': the model of ", large.name(), " at ",
-                  workers, " workers ('", above.describe(), "') is neither linear nor piecewise");
+    const auto asSegment = [](size_t startBytes, const CommPiece& piece) {
+      return PiecewiseCommModel::Segment{
+          startBytes, piece.latencySeconds - piece.slopeSecondsPerByte * static_cast<double>(piece.startBytes),
+          piece.slopeSecondsPerByte};
+    };
+    const std::vector<CommPiece> pieces = above.piecesAt(workers);
+    CommPiece covering = pieces.front();  // the first piece starts at 0
+    for (const CommPiece& piece : pieces) {
+      if (piece.startBytes <= breakpointBytes) covering = piece;
+    }
+    segments.push_back(asSegment(breakpointBytes, covering));
+    for (const CommPiece& piece : pieces) {
+      if (piece.startBytes > breakpointBytes) segments.push_back(asSegment(piece.startBytes, piece));
     }
     models[workers] = std::make_shared<PiecewiseCommModel>(flat, std::move(segments));
   }

@@ -33,18 +33,15 @@ namespace imerge::distributed {
 // count it is the measured model, up to rounding; at 1 worker every all-reduce is free).
 class RingScaledCommModel : public CommModel {
  public:
-  // T(M) = latencySeconds + slopeSecondsPerByte * (M - startBytes) from startBytes on, up to
-  // the next piece's startBytes; pieces in increasing startBytes, the first at 0.
-  struct Piece {
-    size_t startBytes = 0;
-    double latencySeconds = 0;
-    double slopeSecondsPerByte = 0;
-  };
+  // The measured curve's pieces (CommPiece), as they are at measuredWorkers.
+  using Piece = CommPiece;
 
   RingScaledCommModel(int measuredWorkers, std::vector<Piece> pieces, std::string measuredText);
   double seconds(size_t bytes, int workers) const override;
   // "ring-scaled from 8 workers: linear: 523 us + M / 1.17 GB/s"
   std::string describe() const override;
+  // The pieces with their latency and slope carried to `workers` by the ring rule.
+  std::vector<CommPiece> piecesAt(int workers) const override;
 
   int measuredWorkers() const { return measuredWorkers_; }
   const std::vector<Piece>& pieces() const { return pieces_; }
@@ -78,6 +75,7 @@ class ClusterProfile : public CommModel {
   // "cluster 10GbE: 2 workers: linear: ...; 4 workers: ...; other counts ring-scaled from the
   // nearest"
   std::string describe() const override;
+  std::vector<CommPiece> piecesAt(int workers) const override;  // modelFor(workers)'s
 
   const std::string& name() const { return name_; }
   std::vector<int> measuredWorkerCounts() const;

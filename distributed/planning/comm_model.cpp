@@ -117,6 +117,11 @@ std::string LinearCommModel::describe() const {
   return "linear: " + readableSeconds(alpha_) + " + M / " + readableBandwidth(1 / beta_);
 }
 
+std::vector<CommPiece> LinearCommModel::piecesAt(int workers) const {
+  checkWorkers(workers, "LinearCommModel");
+  return {{0, alpha_, beta_}};
+}
+
 // ---- PiecewiseCommModel ----
 
 PiecewiseCommModel::PiecewiseCommModel(double flatSeconds, std::vector<Segment> segments)
@@ -149,6 +154,18 @@ double PiecewiseCommModel::seconds(size_t bytes, int workers) const {
     }
   }
   return flatSeconds_;
+}
+
+std::vector<CommPiece> PiecewiseCommModel::piecesAt(int workers) const {
+  checkWorkers(workers, "PiecewiseCommModel");
+  std::vector<CommPiece> pieces = {{0, flatSeconds_, 0}};
+  for (const Segment& segment : segments_) {
+    // The segment's cost at its first byte (the constructor checked it is not negative).
+    const double atStart = segment.interceptSeconds +
+                           segment.slopeSecondsPerByte * static_cast<double>(segment.startBytes);
+    pieces.push_back({segment.startBytes, atStart, segment.slopeSecondsPerByte});
+  }
+  return pieces;
 }
 
 std::string PiecewiseCommModel::describe() const {

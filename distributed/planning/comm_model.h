@@ -12,11 +12,24 @@
 
 namespace imerge::distributed {
 
+// One piece of a cost curve: from startBytes on (up to the next piece's startBytes),
+// T(M) = latencySeconds + slopeSecondsPerByte * (M - startBytes).
+struct CommPiece {
+  size_t startBytes = 0;
+  double latencySeconds = 0;
+  double slopeSecondsPerByte = 0;
+};
+
 class CommModel {
  public:
   virtual ~CommModel() = default;
   virtual double seconds(size_t bytes, int workers) const = 0;
   virtual std::string describe() const = 0;  // "linear: 12.1 us + M / 5.3 GB/s"
+  // The curve at `workers` as pieces in increasing startBytes, the first at 0, so that
+  // seconds(M, workers) is the last piece starting at or below M evaluated at M. Every model
+  // states its shape this way: code that needs the shape (scaling to other worker counts,
+  // combining tables, a planner's startup cost) asks for it instead of casting to a type.
+  virtual std::vector<CommPiece> piecesAt(int workers) const = 0;
 };
 
 // One measured all-reduce: `bytes` among `workers` took `seconds` (a median over repetitions).
@@ -40,6 +53,7 @@ class LinearCommModel : public CommModel {
   LinearCommModel(double alphaSeconds, double betaSecondsPerByte);
   double seconds(size_t bytes, int workers) const override;
   std::string describe() const override;  // "linear: 12.1 us + M / 5.30 GB/s"
+  std::vector<CommPiece> piecesAt(int workers) const override;  // one piece
 
   double alphaSeconds() const { return alpha_; }
   double betaSecondsPerByte() const { return beta_; }
@@ -71,6 +85,8 @@ class PiecewiseCommModel : public CommModel {
   double seconds(size_t bytes, int workers) const override;
   // "piecewise: 30.0 us below 8 KiB; 40.0 us + M / 1.20 GB/s from 8 KiB; ..."
   std::string describe() const override;
+  // The flat piece at 0, then one per segment.
+  std::vector<CommPiece> piecesAt(int workers) const override;
 
   double flatSeconds() const { return flatSeconds_; }
   const std::vector<Segment>& segments() const { return segments_; }

@@ -26,6 +26,11 @@ class NegotiatedCost final : public CommModel {
     return truth_.seconds(maskBytes_, workers) + truth_.seconds(bytes, workers);
   }
   std::string describe() const override { return "agreement round + " + truth_.describe(); }
+  std::vector<CommPiece> piecesAt(int workers) const override {
+    std::vector<CommPiece> pieces = truth_.piecesAt(workers);
+    for (CommPiece& piece : pieces) piece.latencySeconds += truth_.seconds(maskBytes_, workers);
+    return pieces;
+  }
 
  private:
   const CommModel& truth_;

@@ -15,9 +15,8 @@ Plan MgwfbpPlanner::plan(const std::vector<TensorInfo>& tensors, const CommModel
   planning::checkWorkers(name(), workers);
   if (tensors.empty()) return {};
   const std::vector<double> ready = readyTimes(tensors);
-  // The startup a merge saves: the linear model's alpha, otherwise the smallest message's cost.
-  const auto* linear = dynamic_cast<const LinearCommModel*>(&model);
-  const double startup = linear ? linear->alphaSeconds() : model.seconds(1, workers);
+  // The startup a merge saves: the model's cost at 0 bytes (a linear model's alpha).
+  const double startup = model.piecesAt(workers).front().latencySeconds;
 
   std::vector<size_t> groupStarts = {0};
   double channelFreeBeforeGroup = 0;  // when the groups before the open one have all ended

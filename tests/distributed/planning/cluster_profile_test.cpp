@@ -69,12 +69,55 @@ TEST(RingScaledCommModel, KeepsAPiecewiseModelAtItsCountAndNeverGoesNegative) {
   EXPECT_DOUBLE_EQ(scaled->seconds(100, 16), 30e-6 * 15 / 3);  // the flat cost is all latency
 }
 
-TEST(RingScaledCommModel, RefusesModelsItCannotSplitAndOneWorker) {
+TEST(RingScaledCommModel, RefusesOneWorkerAndScalesAProfileFromItsModelAtThatCount) {
   const LinearCommModel linear(1e-5, 1e-9);
   expectContains(errorMessage([&] { scaledToWorkers(linear, 1); }), "measured at 1 worker");
+  // A cluster profile states its shape at a count as the model it charges there does.
   const ClusterProfile profile("lab", {{2, std::make_shared<LinearCommModel>(linear)}});
-  expectContains(errorMessage([&] { scaledToWorkers(profile, 2); }),
-                 "cannot separate the latency and bandwidth parts of 'cluster lab");
+  const auto fromProfile = scaledToWorkers(profile, 2);
+  const auto fromModel = scaledToWorkers(linear, 2);
+  for (int workers : {2, 4, 16}) {
+    for (size_t bytes : {size_t{0}, size_t{4096}, size_t{1} << 24}) {
+      EXPECT_DOUBLE_EQ(fromProfile->seconds(bytes, workers), fromModel->seconds(bytes, workers));
+    }
+  }
+}
+
+TEST(CommModel, EveryModelStatesItsPiecesAsItsSecondsCharge) {
+  // Pieces evaluated at M (the last piece starting at or below M) must give seconds(M).
+  const LinearCommModel linear(10e-6, 1e-9);
+  const PiecewiseCommModel piecewise(30e-6, {{8192, 60e-6, 1e-9}, {512 * 1024, -200e-6, 2e-9}});
+  const auto scaled = scaledToWorkers(piecewise, 4);
+  const ClusterProfile profile("lab", {{2, std::make_shared<LinearCommModel>(linear)},
+                                       {8, std::make_shared<PiecewiseCommModel>(piecewise)}});
+  const std::vector<const CommModel*> models = {&linear, &piecewise, scaled.get(), &profile};
+  for (const CommModel* model : models) {
+    for (int workers : {2, 3, 8}) {
+      const std::vector<CommPiece> pieces = model->piecesAt(workers);
+      ASSERT_FALSE(pieces.empty()) << model->describe();
+      EXPECT_EQ(pieces.front().startBytes, 0u) << model->describe();
+      for (size_t bytes : {size_t{0}, size_t{100}, size_t{8191}, size_t{8192}, size_t{600000},
+                           size_t{1} << 26}) {
+        const CommPiece* piece = &pieces.front();
+        for (const CommPiece& candidate : pieces)
+          if (candidate.startBytes <= bytes) piece = &candidate;
+        const double fromPieces =
+            piece->latencySeconds +
+            piece->slopeSecondsPerByte * static_cast<double>(bytes - piece->startBytes);
+        EXPECT_NEAR(fromPieces, model->seconds(bytes, workers), 1e-12 * (1 + fromPieces))
+            << model->describe() << " at " << bytes << " bytes, " << workers << " workers";
+      }
+    }
+  }
+  // By hand: the linear model is one piece; the piecewise one its flat piece, then each
+  // segment's cost at its first byte.
+  EXPECT_EQ(linear.piecesAt(2).size(), 1u);
+  EXPECT_DOUBLE_EQ(linear.piecesAt(2)[0].latencySeconds, 10e-6);
+  const std::vector<CommPiece> pieces = piecewise.piecesAt(2);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_DOUBLE_EQ(pieces[0].latencySeconds, 30e-6);
+  EXPECT_DOUBLE_EQ(pieces[1].latencySeconds, 60e-6 + 8192e-9);
+  EXPECT_DOUBLE_EQ(pieces[2].latencySeconds, -200e-6 + 2e-9 * 512 * 1024);
 }
 
 // ---- profiles ----
@@ -284,6 +327,7 @@ TEST(FitPiecewiseOnTheSweepGrid, PlacesAKneeBetweenMeasuredSizesAtTheUpperOne) {
   struct Stepped : CommModel {
     double seconds(size_t bytes, int) const override { return bytes < 5000 ? 10e-6 : 40e-6; }
     std::string describe() const override { return "stepped"; }
+    std::vector<CommPiece> piecesAt(int) const override { return {{0, 10e-6, 0}, {5000, 40e-6, 0}}; }
   } truth;
   const PiecewiseCommModel fitted = fitPiecewise(sweepOf(truth), 2);
   const std::vector<size_t> sizes = sweepMeasurementSizes(4, size_t{256} << 20);
