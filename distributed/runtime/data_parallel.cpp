@@ -72,6 +72,7 @@ class NoCostModel final : public CommModel {
  public:
   double seconds(size_t, int) const override { return 0.0; }
   std::string describe() const override { return "not used by this strategy"; }
+  std::vector<CommPiece> piecesAt(int) const override { return {{0, 0.0, 0.0}}; }
 };
 }  // namespace
 
@@ -121,6 +122,7 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
   std::vector<std::string> names;
   for (const auto& [name, parameter] : model_->namedParameters()) names.push_back(name);
   reducer_ = std::make_unique<Reducer>(parameters_, communicator_, std::move(names));
+  reducer_->setTimer(&timer_);
   // Until backward has been profiled: the reverse of registration order, no backward times.
   std::vector<size_t> order(parameters_.size());
   for (size_t position = 0; position < order.size(); ++position) {
@@ -455,16 +457,16 @@ void DataParallel::synchronize() {
   reducer_->waitAll();
   for (size_t index = 0; index < updatePending_.size(); ++index) applyPendingUpdate(index);
   // What was waited for here belongs to no iteration.
-  reducer_->takeWaits();
-  reducer_->takeIntervals();
+  timer_.takeWaits();
+  timer_.takeIntervals();
 }
 
 void DataParallel::closeIteration() {
   if (!iterationOpen_) return;
   iterationOpen_ = false;
   const auto end = CommClock::now();
-  const std::vector<CommInterval> intervals = reducer_->takeIntervals();
-  const std::vector<CommInterval> waits = reducer_->takeWaits();
+  const std::vector<CommInterval> intervals = timer_.takeIntervals();
+  const std::vector<CommInterval> waits = timer_.takeWaits();
 
   StepBreakdown breakdown;
   breakdown.step = step_ - 1;
@@ -492,7 +494,7 @@ void DataParallel::closeIteration() {
         device.computeSeconds.value_or(std::max(0.0, computeSeconds_ - device.waitingSeconds));
     if (options_.trace) recordDeviceRows(times, device);
   }
-  breakdown.bookkeepingSeconds = reducer_->takeBookkeepingSeconds() + ownBookkeepingSeconds_;
+  breakdown.bookkeepingSeconds = timer_.takeBookkeepingSeconds() + ownBookkeepingSeconds_;
   breakdowns_.push_back(breakdown);
   // For computeProfile(): the iteration without waiting, after the cold first one.
   if (breakdown.step > 0 || options_.warmupSteps == 1) {

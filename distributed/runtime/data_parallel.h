@@ -135,6 +135,7 @@ class DataParallel {
   DataParallelOptions options_;
   std::unique_ptr<Planner> planner_;
   std::unique_ptr<CommModel> belief_;
+  CommTimer timer_;  // declared before reducer_, which reports to it until destroyed
   std::unique_ptr<Reducer> reducer_;
   std::vector<autograd::Variable> parameters_;
   std::vector<layers::Module*> hookedModules_;

@@ -76,15 +76,10 @@ void PriorityScheduler::run(CollectiveOps& ops) {
       }
       lastRoundSent = chosen != buckets;
       if (!lastRoundSent) continue;
-      CommInterval interval;
-      interval.bucket = chosen;
-      interval.start = CommClock::now();
       send_(ops, chosen);
-      interval.end = CommClock::now();
       {
         std::lock_guard lock(mutex_);
         sent_[chosen] = 1;
-        intervals_.push_back(interval);
       }
       changed_.notify_all();
       ++sentCount;
@@ -120,11 +115,6 @@ void PriorityScheduler::waitAll() {
   WorkHandle work = std::move(work_);
   work_ = nullptr;
   work->wait();
-}
-
-std::vector<CommInterval> PriorityScheduler::takeIntervals() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(intervals_, {});
 }
 
 size_t PriorityScheduler::negotiationRounds() const {

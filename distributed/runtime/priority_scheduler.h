@@ -24,7 +24,6 @@
 
 #include "distributed/comm/communicator.h"
 #include "distributed/planning/plan.h"
-#include "distributed/runtime/comm_interval.h"
 
 namespace imerge::distributed {
 
@@ -42,8 +41,6 @@ class PriorityScheduler {
   // Blocks until the step's task has finished (every bucket reduced); no-op before start().
   void waitAll();
   bool running() const { return work_ != nullptr; }
-  // The intervals of the buckets sent since the last call.
-  std::vector<CommInterval> takeIntervals();
   size_t negotiationRounds() const;
 
  private:
@@ -58,7 +55,6 @@ class PriorityScheduler {
   std::vector<uint8_t> ready_, sent_;
   uint64_t readyVersion_ = 0;
   bool failed_ = false;
-  std::vector<CommInterval> intervals_;
   size_t rounds_ = 0;
 };
 

@@ -142,7 +142,11 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
   // through the FIFO path, whose all-reduce is then the identity.
   if (plan.order == LaunchOrder::Priority && communicator_.size() > 1) {
     priority_ = std::make_unique<PriorityScheduler>(
-        std::move(priorities), [this](CollectiveOps& ops, size_t b) { reduceBucket(ops, b); });
+        std::move(priorities), [this](CollectiveOps& ops, size_t b) {
+          const auto start = CommClock::now();
+          reduceBucket(ops, b);
+          if (timer_) timer_->collectiveDone({start, CommClock::now(), b, plan_.buckets[b].bytes});
+        });
   }
   plan_ = std::move(plan);
   backwardOrder_ = std::move(backwardOrder);
@@ -237,7 +241,7 @@ void Reducer::onGradReady(size_t parameterIndex) {
       launch(nextToLaunch_++);
     }
   }
-  bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+  reportBookkeeping(start);
 }
 
 void Reducer::launch(size_t bucket) {
@@ -305,16 +309,16 @@ void Reducer::finish() {
                 "setRequiresGrad(false) before building DataParallel.");
   }
   if (priority_) {
-    bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+    reportBookkeeping(start);
     return;
   }
   while (nextToLaunch_ < plan_.buckets.size()) launch(nextToLaunch_++);
   if (deviceEvents_) {
     finishOnDevice();
-    bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+    reportBookkeeping(start);
     return;
   }
-  bookkeepingSeconds_ += secondsBetween(start, CommClock::now());
+  reportBookkeeping(start);
 
   // Tasks finish in submission order, so once the last bucket is done all are: one sleep and
   // wake-up instead of one per bucket (about 2 us each). wait() also rethrows a failure of its
@@ -326,7 +330,10 @@ void Reducer::finish() {
   }
   for (size_t b = 0; b < works_.size(); ++b) {
     works_[b]->wait();
-    intervals_.push_back({works_[b]->started(), works_[b]->finished(), b, plan_.buckets[b].bytes});
+    if (timer_) {
+      timer_->collectiveDone(
+          {works_[b]->started(), works_[b]->finished(), b, plan_.buckets[b].bytes});
+    }
   }
   works_.clear();
 }
@@ -427,26 +434,11 @@ void Reducer::waitAll() {
 }
 
 void Reducer::recordWait(CommClock::time_point start) {
-  const auto end = CommClock::now();
-  if (end - start > std::chrono::microseconds(2)) waits_.push_back({start, end, 0, 0});
+  if (timer_) timer_->waited(start, CommClock::now());
 }
 
-std::vector<CommInterval> Reducer::takeIntervals() {
-  if (priority_) {
-    for (CommInterval interval : priority_->takeIntervals()) {
-      interval.bytes = plan_.buckets[interval.bucket].bytes;
-      intervals_.push_back(interval);
-    }
-  }
-  return std::exchange(intervals_, {});
-}
-
-std::vector<CommInterval> Reducer::takeWaits() {
-  return std::exchange(waits_, {});
-}
-
-double Reducer::takeBookkeepingSeconds() {
-  return std::exchange(bookkeepingSeconds_, 0.0);
+void Reducer::reportBookkeeping(CommClock::time_point start) {
+  if (timer_) timer_->bookkeeping(secondsBetween(start, CommClock::now()));
 }
 
 }  // namespace imerge::distributed

@@ -32,6 +32,7 @@
 #include "autograd/variable.h"
 #include "distributed/comm/communicator.h"
 #include "distributed/comm/device_communicator.h"
+#include "distributed/runtime/comm_timer.h"
 #include "distributed/runtime/device_step_events.h"
 #include "distributed/runtime/device_step_times.h"
 #include "distributed/planning/plan.h"
@@ -96,13 +97,11 @@ class Reducer {
   bool collectReadySeconds();
   const std::vector<size_t>& lastHookOrder() const { return hookOrder_; }
   CommClock::time_point backwardStart() const { return backwardStart_; }
-  // All-reduce intervals completed since the last call (bytes filled in), and the time the
-  // main thread spent waiting in finish() / waitForParameter() since the last call. Host
-  // gradients only: on a GPU these are device times, from readDeviceStepTimes().
-  std::vector<CommInterval> takeIntervals();
-  std::vector<CommInterval> takeWaits();
-  // Seconds spent in the hooks and in finish() other than waiting, since the last call.
-  double takeBookkeepingSeconds();
+  // Reports each completed all-reduce (host gradients only: on a GPU these are device times,
+  // from readDeviceStepTimes()), each wait of the training thread in finish(),
+  // waitForParameter() and waitAll(), and the hooks' and finish()'s own time to `timer`
+  // (comm_timer.h; null, the default: nothing is timed). It must outlive the Reducer.
+  void setTimer(CommTimer* timer) { timer_ = timer; }
 
   // Gradients on a GPU: the events of the step, and the marks that bracket it (no-ops on the
   // host). markForwardStart() begins a step's marks (DataParallel::forward); without it
@@ -123,6 +122,7 @@ class Reducer {
   void launch(size_t bucket);
   void reduceBucket(CollectiveOps& ops, size_t bucket);
   void recordWait(CommClock::time_point start);
+  void reportBookkeeping(CommClock::time_point start);
   void setUpDevice(std::unique_ptr<DeviceStepEvents> events);
   WorkHandle launchOnDevice(size_t bucket, std::string label);
   void finishOnDevice();
@@ -154,8 +154,7 @@ class Reducer {
   std::vector<size_t> hookOrder_;
   std::unique_ptr<PriorityScheduler> priority_;
 
-  std::vector<CommInterval> intervals_, waits_;
-  double bookkeepingSeconds_ = 0;
+  CommTimer* timer_ = nullptr;
 
   // Gradients on a GPU (deviceEvents_ set).
   std::unique_ptr<DeviceStepEvents> deviceEvents_;

@@ -202,6 +202,49 @@ TEST(Reducer, NothingIsLaunchedBeforeFinishWhenThePlanStartsAfterBackward) {
   EXPECT_EQ(communicator.launches().size(), 3u);
 }
 
+// Timing is an observer: a Reducer given a CommTimer reports one interval per bucket, with the
+// bucket's bytes, in launch order, and the wait in finish(); one without a timer reports nothing
+// and works the same.
+TEST(Reducer, ReportsEachBucketAndTheWaitToItsTimer) {
+  auto parameters = makeParameters({5, 3, 8});
+  RecordingCommunicator communicator(2);
+  CommTimer timer;
+  for (CommTimer* observer : {&timer, static_cast<CommTimer*>(nullptr)}) {
+    Reducer reducer(parameters, communicator);
+    reducer.setTimer(observer);
+    reducer.setPlan(fifoPlan(parameters, reversed(3), {1, 2}), reversed(3));
+    reducer.prepareForBackward(0);
+    for (size_t index : {2, 1, 0}) {
+      parameters[index].addGrad(Tensor::full(parameters[index].shape(), 1.0f));
+      reducer.onGradReady(index);
+    }
+    reducer.finish();
+  }
+  const std::vector<CommInterval> intervals = timer.takeIntervals();
+  ASSERT_EQ(intervals.size(), 2u);  // from the timed Reducer only
+  EXPECT_EQ(intervals[0].bucket, 0u);
+  EXPECT_EQ(intervals[0].bytes, 8u * 4);        // p2
+  EXPECT_EQ(intervals[1].bytes, (3u + 5) * 4);  // p1, p0
+  for (const CommInterval& interval : intervals) EXPECT_LE(interval.start, interval.end);
+  EXPECT_GT(timer.takeBookkeepingSeconds(), 0.0);
+  EXPECT_TRUE(timer.takeIntervals().empty());  // taken
+}
+
+TEST(CommTimer, DropsWaitsOfTwoMicrosecondsOrLessAndStartsAfreshAfterEachTake) {
+  CommTimer timer;
+  const auto start = CommClock::now();
+  timer.waited(start, start + std::chrono::microseconds(2));
+  timer.waited(start, start + std::chrono::microseconds(3));
+  timer.bookkeeping(0.25);
+  timer.bookkeeping(0.5);
+  const std::vector<CommInterval> waits = timer.takeWaits();
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].end - waits[0].start, std::chrono::microseconds(3));
+  EXPECT_DOUBLE_EQ(timer.takeBookkeepingSeconds(), 0.75);
+  EXPECT_TRUE(timer.takeWaits().empty());
+  EXPECT_EQ(timer.takeBookkeepingSeconds(), 0.0);
+}
+
 TEST(Reducer, PrioritySlicesGoLowestLayerFirstAmongTheReady) {
   // Three tensors of 4 elements, two slices each; backward order p2, p1, p0; priority is the
   // forward position (p0 first). All hooks fire before the sender may start, so the slices go
