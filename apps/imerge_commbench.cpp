@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "distributed/runtime/comm_measurement.h"
-#include "distributed/planning/comm_model.h"
 #include "distributed/comm/mpi_communicator.h"
+#include "distributed/planning/comm_model.h"
 #include "distributed/planning/readable_units.h"
+#include "distributed/runtime/comm_measurement.h"
 
 #if IMERGE_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -1,7 +1,7 @@
 // imerge-scale: SINGA-style scalability runs. For a model, a batch size per worker, a list of
 // worker counts and a list of strategies it measures real runs where the workers exist (through
-// mpirun and imerge-train) and simulates the rest (distributed/planning/simulator.h), and writes one
-// table: PREFIX.csv and PREFIX.json.
+// mpirun and imerge-train) and simulates the rest (distributed/planning/simulator.h), and writes
+// one table: PREFIX.csv and PREFIX.json.
 //
 //   imerge-scale --model resnet18 --image-size 32 --batch-size 32 --workers 1,2,4,8,16,32
 //       --measure-up-to 2 --out scale                    measured at 1-2 ranks, simulated above

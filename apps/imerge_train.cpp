@@ -16,24 +16,24 @@
 #include <iostream>
 #include <thread>
 
-#include "training/classifier_training.h"
-#include "training/dataset_agreement.h"
-#include "training/dataset_choice.h"
-#include "training/metrics_log.h"
 #include "apps/planner_flags.h"
-#include "training/progress_bar.h"
 #include "apps/rank_exit_report.h"
 #include "core/cuda/cuda_device.h"
 #include "core/cuda/cuda_settings.h"
 #include "core/device.h"
 #include "core/random.h"
-#include "distributed/planning/comm_model.h"
-#include "distributed/runtime/data_parallel.h"
 #include "distributed/comm/device_communicator.h"
 #include "distributed/comm/mpi_communicator.h"
+#include "distributed/planning/comm_model.h"
 #include "distributed/planning/trace.h"
+#include "distributed/runtime/data_parallel.h"
 #include "io/checkpoint.h"
 #include "models/registry.h"
+#include "training/classifier_training.h"
+#include "training/dataset_agreement.h"
+#include "training/dataset_choice.h"
+#include "training/metrics_log.h"
+#include "training/progress_bar.h"
 
 namespace {
 
@@ -135,10 +135,9 @@ void startJob(const Options& options, Job& job) {
                " ...\n(as root add --allow-run-as-root; add --oversubscribe for more ranks "
                "than cores, and --bind-to none so each rank can use several threads). Without "
                "--dist, imerge-train trains in this one process.");
-  job.communicator =
-      std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{
-          .timeoutSeconds = options.distTimeout,
-          .checkCollectiveShapes = options.distCheckCollectives});
+  job.communicator = std::make_unique<distributed::MpiCommunicator>(
+      distributed::MpiOptions{.timeoutSeconds = options.distTimeout,
+                              .checkCollectiveShapes = options.distCheckCollectives});
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
   // Stopped by a signal (mpirun's, when another rank died), a rank names itself and the ranks
@@ -240,14 +239,14 @@ int run(const Options& options, Job& job) {
             << "\n";
 
   optim::Sgd optimizer(model->parameters(), {.learningRate = options.learningRate,
-                                              .momentum = options.momentum,
-                                              .weightDecay = options.weightDecay,
-                                              .nesterov = options.nesterov});
+                                             .momentum = options.momentum,
+                                             .weightDecay = options.weightDecay,
+                                             .nesterov = options.nesterov});
   optim::LrSchedule schedule({.kind = optim::LrSchedule::parseKind(options.lrSchedule),
-                               .baseLr = options.learningRate,
-                               .warmupEpochs = options.warmupEpochs,
-                               .stepEpochs = std::max<double>(1, options.epochs / 3.0),
-                               .totalEpochs = static_cast<double>(options.epochs)});
+                              .baseLr = options.learningRate,
+                              .warmupEpochs = options.warmupEpochs,
+                              .stepEpochs = std::max<double>(1, options.epochs / 3.0),
+                              .totalEpochs = static_cast<double>(options.epochs)});
 
   data::DataLoader trainLoader(splits.train, {.batchSize = options.batchSize,
                                               .shuffle = true,
@@ -265,20 +264,19 @@ int run(const Options& options, Job& job) {
   if (job.communicator && job.worldSize > 1) {
     // Before any step: ranks whose data differ would post different collectives.
     training::requireSameDatasetOnEveryRank(*job.communicator,
-                                        {.trainImages = splits.train->size(),
-                                         .testImages = splits.test->size(),
-                                         .stepsPerEpoch = trainLoader.batchesPerEpoch(),
-                                         .evaluationSteps = testLoader.batchesPerEpoch(),
-                                         .classes = splits.train->classes(),
-                                         .imageShape = imageShape,
-                                         .source = splits.source});
+                                            {.trainImages = splits.train->size(),
+                                             .testImages = splits.test->size(),
+                                             .stepsPerEpoch = trainLoader.batchesPerEpoch(),
+                                             .evaluationSteps = testLoader.batchesPerEpoch(),
+                                             .classes = splits.train->classes(),
+                                             .imageShape = imageShape,
+                                             .source = splits.source});
   }
 
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
   if (!options.resume.empty()) {
-    io::TrainingState state =
-        io::loadCheckpoint(options.resume, options.model, *model, &optimizer);
+    io::TrainingState state = io::loadCheckpoint(options.resume, options.model, *model, &optimizer);
     firstEpoch = state.epoch;
     globalStep = state.step;
     defaultGenerator().setState(state.rngStates.at("default"));
@@ -315,19 +313,19 @@ int run(const Options& options, Job& job) {
   if (!options.checkpointDir.empty()) std::filesystem::create_directories(options.checkpointDir);
 
   training::MetricsLog log(job.isMain() ? options.logJson : std::string(),
-                       {{"model", options.model},
-                        {"dataset", options.dataset.name},
-                        {"batch_size", options.batchSize},
-                        {"epochs", options.epochs},
-                        {"lr", options.learningRate},
-                        {"momentum", options.momentum},
-                        {"weight_decay", options.weightDecay},
-                        {"lr_schedule", options.lrSchedule},
-                        {"threads", numThreads()},
-                        {"device", device.name()},
-                        {"seed", options.seed},
-                        {"dist", options.dist.empty() ? "none" : options.dist},
-                        {"workers", job.worldSize}});
+                           {{"model", options.model},
+                            {"dataset", options.dataset.name},
+                            {"batch_size", options.batchSize},
+                            {"epochs", options.epochs},
+                            {"lr", options.learningRate},
+                            {"momentum", options.momentum},
+                            {"weight_decay", options.weightDecay},
+                            {"lr_schedule", options.lrSchedule},
+                            {"threads", numThreads()},
+                            {"device", device.name()},
+                            {"seed", options.seed},
+                            {"dist", options.dist.empty() ? "none" : options.dist},
+                            {"workers", job.worldSize}});
   if (firstEpoch > 0) log.keepEpochsBefore(firstEpoch);
 
   const int64_t lastEpoch = options.stopAfterEpochs > 0
@@ -386,13 +384,13 @@ int run(const Options& options, Job& job) {
     if (!options.checkpointDir.empty() && job.isMain()) {
       const std::string path = options.checkpointDir + "/last.ckpt";
       io::saveCheckpoint(path, *model, &optimizer,
-                             {.modelName = options.model,
-                              .epoch = epoch + 1,
-                              .step = globalStep,
-                              .rngStates = {{"default", defaultGenerator().state()}},
-                              .metadata = {{"dataset", options.dataset.name},
-                                           {"seed", std::to_string(options.seed)},
-                                           {"batch_size", std::to_string(options.batchSize)}}});
+                         {.modelName = options.model,
+                          .epoch = epoch + 1,
+                          .step = globalStep,
+                          .rngStates = {{"default", defaultGenerator().state()}},
+                          .metadata = {{"dataset", options.dataset.name},
+                                       {"seed", std::to_string(options.seed)},
+                                       {"batch_size", std::to_string(options.batchSize)}}});
       std::cout << "  checkpoint: " << path << "\n";
     }
     std::cout.flush();
@@ -432,7 +430,8 @@ int main(int argc, char** argv) {
   CLI::App app{"imerge-train: train an image classifier"};
   app.add_option("--model", options.model, "model name (resnet20, resnet18, vgg16_bn, alexnet...)")
       ->capture_default_str();
-  app.add_option("--dataset", options.dataset.name, training::datasetNames())->capture_default_str();
+  app.add_option("--dataset", options.dataset.name, training::datasetNames())
+      ->capture_default_str();
   app.add_option("--data-dir", options.dataset.directory,
                  "dataset folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)");
   app.add_option("--image-size", options.dataset.imageSize,

@@ -56,8 +56,8 @@ void saveCheckpoint(const std::string& path, const layers::Module& model, optim:
 // model is refused. With an optimizer, the checkpoint must hold SGD state saved with the same
 // momentum, dampening, weight decay and Nesterov setting; its learning rate is restored and
 // parameters without a saved momentum buffer get none (as before their first step).
-TrainingState loadCheckpoint(const std::string& path, const std::string& modelName, layers::Module& model,
-                             optim::Sgd* optimizer);
+TrainingState loadCheckpoint(const std::string& path, const std::string& modelName,
+                             layers::Module& model, optim::Sgd* optimizer);
 
 // One tensor as stored: for inspecting a checkpoint without a model (tools, tests).
 struct CheckpointTensorInfo {
@@ -73,7 +73,7 @@ struct CheckpointSummary {
   std::vector<CheckpointTensorInfo> parameters;
   std::vector<CheckpointTensorInfo> buffers;
   bool hasOptimizer = false;
-  optim::SgdOptions sgdOptions;                        // when hasOptimizer
+  optim::SgdOptions sgdOptions;                 // when hasOptimizer
   std::vector<std::string> momentumParameters;  // parameters with a momentum buffer
 };
 

@@ -6,8 +6,8 @@
 
 #include "data/data_loader.h"
 #include "distributed/runtime/data_parallel.h"
-#include "optim/lr_schedule.h"
 #include "layers/module.h"
+#include "optim/lr_schedule.h"
 #include "optim/sgd.h"
 
 namespace imerge::training {

@@ -84,9 +84,9 @@ namespace {
 template <typename T, typename Reduce>
 void allreduceAndWait(Communicator& communicator, const char* label, T* data, size_t count,
                       Reduce reduce) {
-  communicator.submit(label, [data, count, reduce](CollectiveOps& ops) {
-    reduce(ops, data, count);
-  })->wait();
+  communicator
+      .submit(label, [data, count, reduce](CollectiveOps& ops) { reduce(ops, data, count); })
+      ->wait();
 }
 }  // namespace
 

@@ -314,7 +314,8 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name, const Small
     std::vector<PiecewiseCommModel::Segment> segments;
     const auto asSegment = [](size_t startBytes, const CommPiece& piece) {
       return PiecewiseCommModel::Segment{
-          startBytes, piece.latencySeconds - piece.slopeSecondsPerByte * static_cast<double>(piece.startBytes),
+          startBytes,
+          piece.latencySeconds - piece.slopeSecondsPerByte * static_cast<double>(piece.startBytes),
           piece.slopeSecondsPerByte};
     };
     const std::vector<CommPiece> pieces = above.piecesAt(workers);
@@ -324,7 +325,8 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name, const Small
     }
     segments.push_back(asSegment(breakpointBytes, covering));
     for (const CommPiece& piece : pieces) {
-      if (piece.startBytes > breakpointBytes) segments.push_back(asSegment(piece.startBytes, piece));
+      if (piece.startBytes > breakpointBytes)
+        segments.push_back(asSegment(piece.startBytes, piece));
     }
     models[workers] = std::make_shared<PiecewiseCommModel>(flat, std::move(segments));
   }

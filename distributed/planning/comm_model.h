@@ -52,7 +52,7 @@ class LinearCommModel : public CommModel {
   // not negative.
   LinearCommModel(double alphaSeconds, double betaSecondsPerByte);
   double seconds(size_t bytes, int workers) const override;
-  std::string describe() const override;  // "linear: 12.1 us + M / 5.30 GB/s"
+  std::string describe() const override;                        // "linear: 12.1 us + M / 5.30 GB/s"
   std::vector<CommPiece> piecesAt(int workers) const override;  // one piece
 
   double alphaSeconds() const { return alpha_; }

@@ -20,7 +20,8 @@
 //     (a convolution's backward is two convolutions of the forward's size), so their ratio is
 //     nearly the same for every layer, while a split by bytes would give the huge, cheap fully
 //     connected layers most of the forward and the convolutions almost none.
-//   - derived from FLOPs (profileFromFlops, distributed/profiling/flops_profile.h): each convolution's and linear layer's forward
+//   - derived from FLOPs (profileFromFlops, distributed/profiling/flops_profile.h): each
+//   convolution's and linear layer's forward
 //     multiply-accumulates, counted on the model's own shapes, at a given speed; backward is
 //     twice the forward per layer. Batch norm, activations and pooling are not counted (they
 //     are memory-bound and small next to the convolutions at these sizes).

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "core/error.h"
-#include "distributed/runtime/comm_measurement.h"
 #include "distributed/comm/device_communicator.h"
+#include "distributed/runtime/comm_measurement.h"
 #include "distributed/runtime/device_step_times.h"
 
 namespace imerge::distributed {

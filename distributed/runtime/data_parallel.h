@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "distributed/planning/comm_model.h"
 #include "distributed/comm/communicator.h"
+#include "distributed/planning/comm_model.h"
 #include "distributed/planning/compute_profile.h"
-#include "distributed/runtime/device_step_times.h"
 #include "distributed/planning/planner.h"
-#include "distributed/runtime/reducer.h"
 #include "distributed/planning/trace.h"
+#include "distributed/runtime/device_step_times.h"
+#include "distributed/runtime/reducer.h"
 #include "layers/module.h"
 #include "optim/sgd.h"
 

@@ -32,10 +32,10 @@
 #include "autograd/variable.h"
 #include "distributed/comm/communicator.h"
 #include "distributed/comm/device_communicator.h"
+#include "distributed/planning/plan.h"
 #include "distributed/runtime/comm_timer.h"
 #include "distributed/runtime/device_step_events.h"
 #include "distributed/runtime/device_step_times.h"
-#include "distributed/planning/plan.h"
 #include "distributed/runtime/priority_scheduler.h"
 
 namespace imerge::distributed {

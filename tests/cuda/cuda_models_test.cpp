@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "training/classifier_training.h"
 #include "autograd/autograd.h"
 #include "core/cuda/cuda_device.h"
 #include "data/idx_dataset.h"
 #include "layers/layers.h"
 #include "models/registry.h"
 #include "support/gpu_test.h"
+#include "training/classifier_training.h"
 
 namespace imerge {
 namespace {
@@ -235,10 +235,11 @@ TEST(CudaTraining, TheTrainingLoopLearnsFashionMnist) {
                                   {.inChannels = 1, .classes = 10, .smallImages = true}, generator);
   model->to(cudaDevice());
   optim::Sgd optimizer(model->parameters(),
-                        {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
+                       {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
   optim::LrSchedule schedule(
       {.kind = optim::LrScheduleKind::Cosine, .baseLr = 0.05f, .totalEpochs = 1});
-  const training::EpochResult trained = training::trainEpoch(*model, optimizer, schedule, trainLoader, 0);
+  const training::EpochResult trained =
+      training::trainEpoch(*model, optimizer, schedule, trainLoader, 0);
   const training::EpochResult tested = training::evaluate(*model, testLoader);
   std::printf("one epoch on %s: %.0f images/s, test accuracy %.2f%%\n", cudaDevice().name().c_str(),
               trained.imagesPerSecond, 100 * tested.accuracy);

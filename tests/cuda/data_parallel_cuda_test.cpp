@@ -17,9 +17,9 @@
 
 #include "autograd/ops/loss.h"
 #include "core/cuda/cuda_device.h"
+#include "distributed/comm/device_communicator.h"
 #include "distributed/runtime/comm_measurement.h"
 #include "distributed/runtime/data_parallel.h"
-#include "distributed/comm/device_communicator.h"
 #include "layers/layers.h"
 #include "support/compare.h"
 #include "support/gpu_test.h"

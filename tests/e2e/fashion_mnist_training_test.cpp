@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "training/classifier_training.h"
 #include "core/device.h"
 #include "data/idx_dataset.h"
 #include "models/small_cnn.h"
+#include "training/classifier_training.h"
 
 namespace imerge {
 namespace {
@@ -33,14 +33,15 @@ TEST(FashionMnistTraining, SmallCnnReaches88PercentInTwoEpochs) {
   auto model = models::smallCnn(1, 10, generator);
   const int64_t epochs = 2;
   optim::Sgd optimizer(model->parameters(),
-                        {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
+                       {.learningRate = 0.05f, .momentum = 0.9f, .weightDecay = 5e-4f});
   optim::LrSchedule schedule({.kind = optim::LrScheduleKind::Cosine,
-                               .baseLr = 0.05f,
-                               .totalEpochs = static_cast<double>(epochs)});
+                              .baseLr = 0.05f,
+                              .totalEpochs = static_cast<double>(epochs)});
 
   training::EpochResult tested;
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    training::EpochResult trained = training::trainEpoch(*model, optimizer, schedule, trainLoader, epoch);
+    training::EpochResult trained =
+        training::trainEpoch(*model, optimizer, schedule, trainLoader, epoch);
     tested = training::evaluate(*model, testLoader);
     std::printf(
         "epoch %lld: train loss %.4f accuracy %.2f%% (%.0f images/s, %.2f s waiting for "

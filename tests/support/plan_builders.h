@@ -1,6 +1,6 @@
-// Parameters and plans for testing the Reducer (tests/distributed/runtime/reducer_test.cpp on the CPU,
-// reducer_device_test.cpp on a fake GPU): named parameters of given sizes, the backward order of
-// registration-ordered parameters, and a plan of whole tensors in consecutive groups.
+// Parameters and plans for testing the Reducer (tests/distributed/runtime/reducer_test.cpp on the
+// CPU, reducer_device_test.cpp on a fake GPU): named parameters of given sizes, the backward order
+// of registration-ordered parameters, and a plan of whole tensors in consecutive groups.
 #pragma once
 
 #include <cstdint>

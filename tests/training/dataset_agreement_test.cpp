@@ -1,6 +1,6 @@
-// The start-up comparison of the ranks' datasets (training/dataset_agreement.h): equal figures pass,
-// and each figure that differs gets a clause naming every rank's value, ranks grouped by value,
-// those that differ from rank 0 first. The two-rank refusal end to end is
+// The start-up comparison of the ranks' datasets (training/dataset_agreement.h): equal figures
+// pass, and each figure that differs gets a clause naming every rank's value, ranks grouped by
+// value, those that differ from rank 0 first. The two-rank refusal end to end is
 // tests/apps/dist_different_datasets.sh.
 #include "training/dataset_agreement.h"
 

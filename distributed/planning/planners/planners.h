@@ -1,5 +1,6 @@
 // The planner of each strategy of docs/design.md section 4 (private to distributed/: everyone else
-// gets them through makePlanner in distributed/planning/planner.h). One class per file of this folder.
+// gets them through makePlanner in distributed/planning/planner.h). One class per file of this
+// folder.
 #pragma once
 
 #include <cstddef>

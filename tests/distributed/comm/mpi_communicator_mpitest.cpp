@@ -123,7 +123,8 @@ TEST(MpiCommunicator, AllreduceSumAverageAndMaxOfFloat64AndInt64) {
   std::vector<int64_t> counts{rank, (int64_t{1} << 60) + rank};
   world->allreduceSum(counts.data(), counts.size());
   const auto triangleCount = static_cast<int64_t>(ranksTriangle);
-  EXPECT_EQ(counts, (std::vector<int64_t>{triangleCount, ranks * (int64_t{1} << 60) + triangleCount}));
+  EXPECT_EQ(counts,
+            (std::vector<int64_t>{triangleCount, ranks * (int64_t{1} << 60) + triangleCount}));
 }
 
 TEST(MpiCommunicator, AllreduceBitwiseAndOfBytes) {

@@ -96,8 +96,8 @@ TEST(CommModel, EveryModelStatesItsPiecesAsItsSecondsCharge) {
       const std::vector<CommPiece> pieces = model->piecesAt(workers);
       ASSERT_FALSE(pieces.empty()) << model->describe();
       EXPECT_EQ(pieces.front().startBytes, 0u) << model->describe();
-      for (size_t bytes : {size_t{0}, size_t{100}, size_t{8191}, size_t{8192}, size_t{600000},
-                           size_t{1} << 26}) {
+      for (size_t bytes :
+           {size_t{0}, size_t{100}, size_t{8191}, size_t{8192}, size_t{600000}, size_t{1} << 26}) {
         const CommPiece* piece = &pieces.front();
         for (const CommPiece& candidate : pieces)
           if (candidate.startBytes <= bytes) piece = &candidate;
@@ -327,7 +327,9 @@ TEST(FitPiecewiseOnTheSweepGrid, PlacesAKneeBetweenMeasuredSizesAtTheUpperOne) {
   struct Stepped : CommModel {
     double seconds(size_t bytes, int) const override { return bytes < 5000 ? 10e-6 : 40e-6; }
     std::string describe() const override { return "stepped"; }
-    std::vector<CommPiece> piecesAt(int) const override { return {{0, 10e-6, 0}, {5000, 40e-6, 0}}; }
+    std::vector<CommPiece> piecesAt(int) const override {
+      return {{0, 10e-6, 0}, {5000, 40e-6, 0}};
+    }
   } truth;
   const PiecewiseCommModel fitted = fitPiecewise(sweepOf(truth), 2);
   const std::vector<size_t> sizes = sweepMeasurementSizes(4, size_t{256} << 20);

@@ -17,9 +17,9 @@
 #include <limits>
 
 #include "autograd/ops/loss.h"
+#include "distributed/comm/mpi_communicator.h"
 #include "distributed/planning/comm_model.h"
 #include "distributed/runtime/data_parallel.h"
-#include "distributed/comm/mpi_communicator.h"
 #include "layers/layers.h"
 #include "support/compare.h"
 #include "support/error_text.h"
