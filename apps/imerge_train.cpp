@@ -24,8 +24,8 @@
 #include "apps/progress_bar.h"
 #include "apps/rank_exit_report.h"
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
 #include "core/device.h"
+#include "core/gpu_policy/cuda_settings.h"
 #include "core/random.h"
 #include "distributed/comm_model.h"
 #include "distributed/data_parallel.h"
@@ -135,10 +135,9 @@ void startJob(const Options& options, Job& job) {
                " ...\n(as root add --allow-run-as-root; add --oversubscribe for more ranks "
                "than cores, and --bind-to none so each rank can use several threads). Without "
                "--dist, imerge-train trains in this one process.");
-  job.communicator =
-      std::make_unique<distributed::MpiCommunicator>(distributed::MpiOptions{
-          .timeoutSeconds = options.distTimeout,
-          .checkCollectiveShapes = options.distCheckCollectives});
+  job.communicator = std::make_unique<distributed::MpiCommunicator>(
+      distributed::MpiOptions{.timeoutSeconds = options.distTimeout,
+                              .checkCollectiveShapes = options.distCheckCollectives});
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
   // Stopped by a signal (mpirun's, when another rank died), a rank names itself and the ranks

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/gpu_policy/cuda_settings.h"
 #include "layers/layers.h"
 #include "models/registry.h"
 #include "models/small_cnn.h"
