@@ -5,9 +5,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
-#include "core/cpu/elementwise.h"
-#include "core/cuda/elementwise.h"
-#include "core/device_dispatch.h"
+#include "core/backend.h"
 
 namespace imerge::autograd {
 
@@ -106,11 +104,7 @@ void Variable::addGrad(const Tensor& gradient) {
     self.grad = self.grad.clone();
     self.gradOwned = true;
   }
-  if (runsOnCuda("gradient accumulation", self.grad, gradient)) {
-    cuda::addInPlace(self.grad, gradient);
-  } else {
-    cpu::addInPlace(self.grad, gradient);
-  }
+  backendFor("gradient accumulation", self.grad, gradient).addInPlace(self.grad, gradient);
 }
 
 void Variable::zeroGrad() {

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/gpu_policy/cuda_settings.h"
 #include "layers/layers.h"
 #include "models/registry.h"
 #include "models/small_cnn.h"
@@ -103,9 +103,7 @@ int run(const Options& options) {
   }
   Device& device = options.device == "cuda" ? static_cast<Device&>(cudaDevice()) : cpuDevice();
   // Waits for the queued kernels, so the clock measures work done rather than work queued.
-  const std::function<void()> synchronize = [&] {
-    if (options.device == "cuda") cudaDevice().synchronize();
-  };
+  const std::function<void()> synchronize = [&] { device.synchronize(); };
 
   Generator generator(0);
   Workload work = buildWorkload(options, generator);

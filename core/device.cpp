@@ -7,6 +7,8 @@
 #include <omp.h>
 #endif
 
+#include "core/cpu/cpu_backend.h"
+
 extern "C" void openblas_set_num_threads(int);
 
 namespace imerge {
@@ -21,6 +23,10 @@ void CpuDevice::copyBytes(void* dst, const void* src, size_t bytes) {
 
 void CpuDevice::setBytesToZero(void* dst, size_t bytes) {
   if (bytes) std::memset(dst, 0, bytes);
+}
+
+const Backend& CpuDevice::backend() const {
+  return cpuBackend();
 }
 
 Device& cpuDevice() {

@@ -1,6 +1,8 @@
-// Devices own memory and the context kernels run in (SINGA's Device/Context pattern). The CPU
-// device is always there; a CUDA device exists when the build has CUDA and a GPU is present
-// (core/cuda/). Kernels find their handles through the device a tensor lives on.
+// Devices own memory and the context kernels run in (SINGA's Device/Context pattern), and name
+// the kernels that run on their memory (backend(), which core/backend.h's backendFor asks). The
+// CPU device is always there; a CUDA device exists only in a build with CUDA, when a GPU is
+// present (core/cuda/; core/cuda_availability.h says whether). Kernels find their handles through
+// the device a tensor lives on.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,8 @@
 #include "core/caching_allocator.h"
 
 namespace imerge {
+
+class Backend;
 
 enum class DeviceType { CPU, CUDA };
 
@@ -28,6 +32,10 @@ class Device {
   virtual void copyBytesFromHost(void* dst, const void* hostSrc, size_t bytes) = 0;
   virtual void copyBytesToHost(void* hostDst, const void* src, size_t bytes) = 0;
   virtual void setBytesToZero(void* dst, size_t bytes) = 0;
+  // Returns once the work queued on the device so far has run; the CPU runs it as it is called.
+  virtual void synchronize() const {}
+  // The kernels that run on this device's memory (process-wide, never destroyed).
+  virtual const Backend& backend() const = 0;
 };
 
 class CpuDevice final : public Device {
@@ -46,6 +54,7 @@ class CpuDevice final : public Device {
     copyBytes(hostDst, src, bytes);
   }
   void setBytesToZero(void* dst, size_t bytes) override;
+  const Backend& backend() const override;
 
   // Host memory is 64-byte aligned: one cache line, one AVX-512 vector.
   static constexpr size_t kAlignment = 64;

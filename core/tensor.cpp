@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/cuda/elementwise.h"
+#include "core/backend.h"
 
 namespace imerge {
 
@@ -163,7 +163,7 @@ void Tensor::fill(float value) {
     IMERGE_CHECK(dtype_ == DType::Float32 || value == 0.0f, "Tensor::fill: ", describe(), " on ",
                  device().name(), ": only float32 tensors (or zero) can be filled on a GPU");
     if (dtype_ == DType::Float32) {
-      cuda::fill(*this, value);
+      device().backend().fill(*this, value);
     } else {
       zero();
     }

@@ -1,7 +1,6 @@
 #include "optim/sgd.h"
 
-#include "core/cuda/sgd_update.h"
-#include "core/device_dispatch.h"
+#include "core/backend.h"
 
 namespace imerge::optim {
 
@@ -34,33 +33,15 @@ void Sgd::stepParameter(size_t index, const Tensor& gradient, float learningRate
   const float keep = 1.0f - options_.dampening;
   const float decay = options_.weightDecay;
   const bool nesterov = options_.nesterov;
-  if (runsOnCuda("SGD", parameter.tensor(), gradient)) {
-    Tensor& buffer = momentumBuffers_[index];
-    const bool firstStep = momentum != 0.0f && !buffer.defined();
-    if (firstStep) buffer = Tensor::emptyLike(parameter.tensor());
-    Tensor value = parameter.tensor();
-    cuda::sgdUpdate(value, gradient, buffer,
-                    cuda::SgdStep{lr, momentum, keep, decay, nesterov, firstStep});
-    return;
-  }
-  float* p = parameter.tensor().data<float>();
-  const float* g = gradient.data<float>();
-  const int64_t n = parameter.numel();
-  if (momentum == 0.0f) {
-#pragma omp parallel for simd if (n > 65536) schedule(static)
-    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + decay * p[i]);
-    return;
-  }
-  Tensor& bufferTensor = momentumBuffers_[index];
-  const bool firstStep = !bufferTensor.defined();
-  if (firstStep) bufferTensor = Tensor::empty(parameter.shape());
-  float* buf = bufferTensor.data<float>();
-#pragma omp parallel for simd if (n > 65536) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const float d = g[i] + decay * p[i];
-    buf[i] = firstStep ? d : momentum * buf[i] + keep * d;
-    p[i] -= lr * (nesterov ? d + momentum * buf[i] : buf[i]);
-  }
+  const Backend& backend = backendFor("SGD", parameter.tensor(), gradient);
+  // The momentum buffer is made on the parameter's device at the first step, which writes it
+  // without reading it.
+  Tensor& buffer = momentumBuffers_[index];
+  const bool firstStep = momentum != 0.0f && !buffer.defined();
+  if (firstStep) buffer = Tensor::emptyLike(parameter.tensor());
+  Tensor value = parameter.tensor();
+  backend.sgdUpdate(value, gradient, buffer,
+                    SgdStep{lr, momentum, keep, decay, nesterov, firstStep});
 }
 
 void Sgd::zeroGrad() {

@@ -12,7 +12,8 @@ jobs=${JOBS:-$(nproc)}
 case "$config" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   # Without CUDA: the sanitizers do not reach device code, and this is the build that proves
-  # imerge still builds and passes its tests where nvcc is missing (core/cuda/*_unavailable.cpp).
+  # imerge still builds and passes its tests where nvcc is missing (no core/cuda/ at all; the
+  # refusal of --device cuda is core/cuda_availability.cpp's).
   asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMERGE_SANITIZE=ON -DIMERGE_BUILD_BENCH=OFF
                -DIMERGE_CUDA=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g") ;;
   planning) flags=(-DCMAKE_BUILD_TYPE=Release -DIMERGE_PLANNING_ONLY=ON) ;;

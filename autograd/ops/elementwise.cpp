@@ -1,14 +1,10 @@
 // Elementwise, reduction, shape and dropout ops. Each forward computes its result with the
 // core kernels and records, beside it, the closure that turns the output's gradient into its
 // inputs' gradients. Closures capture only the tensors their backward needs. Each kernel call
-// goes through a small dispatch below: CUDA kernels for CUDA tensors, the CPU ones otherwise.
+// goes through a small helper below that asks the inputs' device for its kernels (backendFor).
 #include "autograd/ops/elementwise.h"
 
-#include "core/cpu/dropout.h"
-#include "core/cpu/elementwise.h"
-#include "core/cuda/dropout.h"
-#include "core/cuda/elementwise.h"
-#include "core/device_dispatch.h"
+#include "core/backend.h"
 
 namespace imerge::autograd {
 
@@ -29,26 +25,25 @@ void checkBinary(const char* op, const Variable& a, const Variable& b) {
 }
 // The kernels of the inputs' device (the backward's gradients live where the forward ran).
 Tensor addKernel(const Tensor& a, const Tensor& b) {
-  return runsOnCuda("add", a, b) ? cuda::add(a, b) : cpu::add(a, b);
+  return backendFor("add", a, b).add(a, b);
 }
 Tensor subKernel(const Tensor& a, const Tensor& b) {
-  return runsOnCuda("sub", a, b) ? cuda::sub(a, b) : cpu::sub(a, b);
+  return backendFor("sub", a, b).sub(a, b);
 }
 Tensor mulKernel(const Tensor& a, const Tensor& b) {
-  return runsOnCuda("mul", a, b) ? cuda::mul(a, b) : cpu::mul(a, b);
+  return backendFor("mul", a, b).mul(a, b);
 }
 Tensor scaleKernel(const Tensor& a, float factor) {
-  return runsOnCuda("scale", a) ? cuda::scale(a, factor) : cpu::scale(a, factor);
+  return backendFor("scale", a).scale(a, factor);
 }
 Tensor reluForwardKernel(const Tensor& input) {
-  return runsOnCuda("relu", input) ? cuda::reluForward(input) : cpu::reluForward(input);
+  return backendFor("relu", input).reluForward(input);
 }
 Tensor reluBackwardKernel(const Tensor& gradOutput, const Tensor& output) {
-  return runsOnCuda("relu backward", gradOutput, output) ? cuda::reluBackward(gradOutput, output)
-                                                         : cpu::reluBackward(gradOutput, output);
+  return backendFor("relu backward", gradOutput, output).reluBackward(gradOutput, output);
 }
 float sumAllKernel(const char* op, const Tensor& input) {
-  return runsOnCuda(op, input) ? cuda::sumAll(input) : cpu::sumAll(input);
+  return backendFor(op, input).sumAll(input);
 }
 }  // namespace
 
@@ -150,18 +145,13 @@ Variable dropout(const Variable& input, float p, bool training, Generator& gener
   IMERGE_CHECK(p >= 0.0f && p <= 1.0f, "dropout: probability p = ", p, " is outside [0, 1]");
   // The identity adds no node, so evaluation and p = 0 cost nothing and draw no random numbers.
   if (!training || p == 0.0f) return input;
-  if (runsOnCuda("dropout", input.tensor())) {
-    // Drawn on the device from one seed taken from `generator` (core/cuda/dropout.h).
-    Tensor mask = cuda::dropoutMask(input.shape(), p, generator, input.tensor().device());
-    return Variable(cuda::mul(input.tensor(), mask), {input},
-                    [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                      inputs[0].addGrad(cuda::mul(gradOutput, mask));
-                    });
-  }
-  Tensor mask = cpu::dropoutMask(input.shape(), p, generator);
-  return Variable(cpu::dropoutApply(input.tensor(), mask), {input},
-                  [mask](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    inputs[0].addGrad(cpu::dropoutApply(gradOutput, mask));
+  // Each device draws its mask its own way (serially on the CPU, from one seed on a GPU), so the
+  // masks of one seed differ between devices; the forward and the backward share one.
+  const Backend& backend = backendFor("dropout", input.tensor());
+  Tensor mask = backend.dropoutMask(input.shape(), p, generator, input.tensor().device());
+  return Variable(backend.mul(input.tensor(), mask), {input},
+                  [mask, &backend](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                    inputs[0].addGrad(backend.mul(gradOutput, mask));
                   });
 }
 

@@ -1,17 +1,10 @@
-// matmul and linear: each forward beside its backward, every product through cpu::gemm on
-// the CPU or cuda::gemm (cuBLAS) on a GPU, picked by the operands' device.
+// matmul and linear: each forward beside its backward, every product through the gemm of the
+// operands' device (OpenBLAS on the CPU, cuBLAS on a GPU; core/backend.h).
 #include "autograd/ops/linear.h"
 
-#include <algorithm>
-
-#include "core/cpu/gemm.h"
-#include "core/cuda/elementwise.h"
-#include "core/cuda/gemm.h"
-#include "core/device_dispatch.h"
+#include "core/backend.h"
 
 namespace imerge::autograd {
-
-using cpu::Transpose;
 
 namespace {
 void checkFloatMatrix(const char* op, const char* name, const Tensor& t, const char* layout) {
@@ -19,37 +12,14 @@ void checkFloatMatrix(const char* op, const char* name, const Tensor& t, const c
   IMERGE_CHECK(t.ndim() == 2, op, ": ", name, " ", t.describe(), " must be 2-D ", layout);
 }
 
-// gradBias [out] = sum over rows of gradOutput [N, out]. Rows outer, columns inner, so the
-// inner loop is contiguous and vectorises; bias sizes are small enough not to need threads.
-Tensor sumRows(const Tensor& gradOutput) {
-  const int64_t rows = gradOutput.dim(0);
-  const int64_t cols = gradOutput.dim(1);
-  Tensor sums = Tensor::zeros({cols});
-  float* total = sums.data<float>();
-  const float* g = gradOutput.data<float>();
-  for (int64_t row = 0; row < rows; ++row) {
-#pragma omp simd
-    for (int64_t col = 0; col < cols; ++col) total[col] += g[row * cols + col];
-  }
-  return sums;
-}
-
 Tensor gemmKernel(const char* op, const Tensor& a, const Tensor& b, Transpose transposeA,
                   Transpose transposeB) {
-  return runsOnCuda(op, a, b) ? cuda::gemm(a, b, transposeA, transposeB)
-                              : cpu::gemm(a, b, transposeA, transposeB);
+  return backendFor(op, a, b).gemm(a, b, transposeA, transposeB);
 }
 
+// gradBias [out] = sum over the batch of gradOutput [N, out]
 Tensor sumRowsKernel(const Tensor& gradOutput) {
-  return runsOnCuda("linear bias gradient", gradOutput) ? cuda::sumRows(gradOutput)
-                                                        : sumRows(gradOutput);
-}
-
-// out [N, out] = x [N, in] x w^T [in, out] (+ bias [out] on every row), on the GPU.
-Tensor linearForwardCuda(const Tensor& x, const Tensor& w, const Tensor& bias) {
-  Tensor out = cuda::gemm(x, w, Transpose::No, Transpose::Yes);
-  if (bias.defined()) cuda::addRowInPlace(out, bias);
-  return out;
+  return backendFor("linear bias gradient", gradOutput).sumRows(gradOutput);
 }
 }  // namespace
 
@@ -112,28 +82,9 @@ Variable linear(const Variable& input, const Variable& weight, const Variable& b
     }
   };
   const Tensor noBias;
-  if (runsOnCuda("linear", x, w, hasBias ? bias.tensor() : noBias)) {
-    return Variable(linearForwardCuda(x, w, hasBias ? bias.tensor() : noBias), std::move(inputs),
-                    backward);
-  }
-
-  const int64_t batch = x.dim(0);
-  const int64_t outFeatures = w.dim(0);
-  Tensor out = Tensor::empty({batch, outFeatures});  // [N, out]
-  float beta = 0.0f;
-  if (hasBias) {
-    // Seed every row with the bias and let sgemm accumulate onto it (beta = 1): no second pass
-    // over the output and no temporary.
-    const float* b = bias.tensor().data<float>();
-    float* y = out.data<float>();
-    for (int64_t row = 0; row < batch; ++row) {
-      std::copy(b, b + outFeatures, y + row * outFeatures);
-    }
-    beta = 1.0f;
-  }
+  const Tensor& biasTensor = hasBias ? bias.tensor() : noBias;
   // out [N, out] = x [N, in] x w^T [in, out] (+ bias)
-  cpu::gemmInto(out, x, w, Transpose::No, Transpose::Yes, 1.0f, beta);
-
+  Tensor out = backendFor("linear", x, w, biasTensor).linearForward(x, w, biasTensor);
   return Variable(out, std::move(inputs), backward);
 }
 

@@ -1,8 +1,6 @@
 #include "autograd/ops/loss.h"
 
-#include "core/cpu/softmax_cross_entropy.h"
-#include "core/cuda/softmax_cross_entropy.h"
-#include "core/device_dispatch.h"
+#include "core/backend.h"
 
 namespace imerge::autograd {
 
@@ -10,19 +8,16 @@ Variable softmaxCrossEntropy(const Variable& logits, const Tensor& labels) {
   IMERGE_CHECK(logits.defined(), "softmaxCrossEntropy: logits are an undefined variable");
   IMERGE_CHECK(labels.defined(), "softmaxCrossEntropy: labels are an undefined tensor");
   // The labels must be where the logits are (a batch moved to the GPU moves both).
-  const bool onCuda = runsOnCuda("softmaxCrossEntropy", logits.tensor(), labels);
+  const Backend& backend = backendFor("softmaxCrossEntropy", logits.tensor(), labels);
   // The kernel checks shapes, dtypes and label range, naming this op.
-  cpu::SoftmaxCrossEntropyForward forward =
-      onCuda ? cuda::softmaxCrossEntropyForward(logits.tensor(), labels)
-             : cpu::softmaxCrossEntropyForward(logits.tensor(), labels);
-  return Variable(Tensor::full({1}, forward.loss, logits.tensor().device()), {logits},
-                  [probabilities = forward.probabilities, labels, onCuda](
-                      std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    const float gradLoss = gradOutput.item();
-                    inputs[0].addGrad(
-                        onCuda ? cuda::softmaxCrossEntropyBackward(probabilities, labels, gradLoss)
-                               : cpu::softmaxCrossEntropyBackward(probabilities, labels, gradLoss));
-                  });
+  SoftmaxCrossEntropyForward forward = backend.softmaxCrossEntropyForward(logits.tensor(), labels);
+  return Variable(
+      Tensor::full({1}, forward.loss, logits.tensor().device()), {logits},
+      [probabilities = forward.probabilities, labels, &backend](std::vector<Variable>& inputs,
+                                                                const Tensor& gradOutput) {
+        const float gradLoss = gradOutput.item();
+        inputs[0].addGrad(backend.softmaxCrossEntropyBackward(probabilities, labels, gradLoss));
+      });
 }
 
 }  // namespace imerge::autograd

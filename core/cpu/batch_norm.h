@@ -9,6 +9,7 @@
 // An undefined weight means gamma = 1 and an undefined bias beta = 0.
 #pragma once
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
@@ -40,11 +41,7 @@ BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tens
 Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                  const Tensor& mean, const Tensor& variance, float eps);
 
-struct BatchNormGradients {
-  Tensor input;   // [N, C, H, W]
-  Tensor weight;  // [C]
-  Tensor bias;    // [C]
-};
+using imerge::BatchNormGradients;  // core/kernel_params.h
 
 // statisticsFromBatch: mean and variance were the batch's own (training), so the gradient flows
 // through them too; otherwise they were constants and the input's gradient is a per-channel

@@ -25,17 +25,14 @@
 #include <array>
 #include <cstdint>
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
 
-// PyTorch's conventions: dilation 1 means a dense kernel, padding is symmetric.
-struct Conv2dParams {
-  std::array<int64_t, 2> stride{1, 1};
-  std::array<int64_t, 2> padding{0, 0};
-  std::array<int64_t, 2> dilation{1, 1};
-  int64_t groups = 1;
-};
+// The shared types of core/kernel_params.h, under the names the kernels' callers know.
+using imerge::Conv2dGrads;
+using imerge::Conv2dParams;
 
 // How the convolution primitives lay out data while computing.
 enum class ConvLayout {
@@ -61,13 +58,6 @@ Shape conv2dOutputShape(const Tensor& input, const Tensor& weight, const Tensor&
 // -> output [N, C_out, H_out, W_out]
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params);
-
-// Gradients of a convolution; a member is undefined when it was not asked for.
-struct Conv2dGrads {
-  Tensor input;   // [N, C_in, H, W]
-  Tensor weight;  // [C_out, C_in / groups, kH, kW]
-  Tensor bias;    // [C_out]
-};
 
 // All gradients asked for in one call. Doing them together lets backward-data and
 // backward-weights share one reorder of gradOutput when both want the same blocked layout.

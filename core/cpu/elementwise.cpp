@@ -83,4 +83,21 @@ float sumAll(const Tensor& input) {
   return static_cast<float>(total);
 }
 
+// Rows outer, columns inner, so the inner loop is contiguous and vectorises; bias sizes are
+// small enough not to need threads.
+Tensor sumRows(const Tensor& matrix) {
+  IMERGE_CHECK(matrix.dtype() == DType::Float32 && matrix.ndim() == 2,
+               "sumRows: ", matrix.describe(), " must be a float32 matrix [rows, cols]");
+  const int64_t rows = matrix.dim(0);
+  const int64_t cols = matrix.dim(1);
+  Tensor sums = Tensor::zeros({cols});
+  float* total = sums.data<float>();
+  const float* m = matrix.data<float>();
+  for (int64_t row = 0; row < rows; ++row) {
+#pragma omp simd
+    for (int64_t col = 0; col < cols; ++col) total[col] += m[row * cols + col];
+  }
+  return sums;
+}
+
 }  // namespace imerge::cpu

@@ -24,4 +24,7 @@ Tensor reluBackward(const Tensor& gradOutput, const Tensor& output);
 
 float sumAll(const Tensor& input);
 
+// matrix [rows, cols] -> sums over the rows [cols]: the bias gradient of Linear.
+Tensor sumRows(const Tensor& matrix);
+
 }  // namespace imerge::cpu

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace imerge::cpu {
@@ -76,6 +77,23 @@ void gemmInto(Tensor& out, const Tensor& a, const Tensor& b, Transpose transpose
   // Row-major leading dimensions are the stored row lengths, whatever op() does.
   sgemm(transposeA, transposeB, left.rows, right.cols, left.cols, alpha, a.data<float>(), a.dim(1),
         b.data<float>(), b.dim(1), beta, out.data<float>(), out.dim(1));
+}
+
+Tensor linearForward(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const int64_t batch = x.dim(0);
+  const int64_t outFeatures = weight.dim(0);
+  Tensor out = Tensor::empty({batch, outFeatures});  // [N, out]
+  float beta = 0.0f;
+  if (bias.defined()) {
+    const float* b = bias.data<float>();
+    float* y = out.data<float>();
+    for (int64_t row = 0; row < batch; ++row) {
+      std::copy(b, b + outFeatures, y + row * outFeatures);
+    }
+    beta = 1.0f;
+  }
+  gemmInto(out, x, weight, Transpose::No, Transpose::Yes, 1.0f, beta);
+  return out;
 }
 
 }  // namespace imerge::cpu

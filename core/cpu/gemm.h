@@ -8,11 +8,12 @@
 
 #include <cstdint>
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
 
-enum class Transpose { No, Yes };
+using imerge::Transpose;  // core/kernel_params.h
 
 // c [m, n] = alpha * op(a) [m, k] x op(b) [k, n] + beta * c.
 // op(a) is a [m, k] (lda >= k) or, transposed, a stored as [k, m] (lda >= m); likewise b.
@@ -30,5 +31,10 @@ Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA = Transpose::
 // accumulates, which is how Linear adds its bias and how gradients add up without a temporary.
 void gemmInto(Tensor& out, const Tensor& a, const Tensor& b, Transpose transposeA,
               Transpose transposeB, float alpha = 1.0f, float beta = 0.0f);
+
+// Linear's forward: x [N, in] x weight^T [in, out] + bias [out] (undefined: none) -> [N, out].
+// The bias seeds every row and sgemm accumulates onto it (beta = 1): no second pass over the
+// output and no temporary. The operands are checked by the caller (autograd's linear).
+Tensor linearForward(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 }  // namespace imerge::cpu

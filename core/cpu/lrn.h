@@ -11,21 +11,14 @@
 
 #include <cstdint>
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
 
-struct LrnParams {
-  int64_t size = 5;
-  float alpha = 1e-4f;
-  float beta = 0.75f;
-  float k = 1.0f;
-};
-
-struct LrnResult {
-  Tensor output;     // [N, C, H, W]
-  Tensor workspace;  // what the backward needs: oneDNN's workspace, or scale [N, C, H, W]
-};
+// core/kernel_params.h. Here the workspace is oneDNN's (odd sizes) or the scale [N, C, H, W].
+using imerge::LrnParams;
+using imerge::LrnResult;
 
 // The input checks every device's LRN kernels share, with the same words (the device is each
 // kernel's to check): a defined float32 [N, C, H, W] input and a positive size. Throws

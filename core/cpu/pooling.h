@@ -20,16 +20,14 @@
 #include <array>
 #include <cstdint>
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
 
-struct Pool2dParams {
-  std::array<int64_t, 2> kernel{2, 2};   // {height, width}
-  std::array<int64_t, 2> stride{2, 2};   // {height, width}
-  std::array<int64_t, 2> padding{0, 0};  // on both sides, {height, width}
-  bool ceilMode = false;
-};
+// The shared types of core/kernel_params.h, under the names the kernels' callers know.
+using imerge::MaxPool2dResult;
+using imerge::Pool2dParams;
 
 // PyTorch's pooled size of one axis: floor or ceil of (size + 2 * padding - kernel) / stride,
 // plus one, less one in ceil mode if the last window would start beyond the input and its left
@@ -56,13 +54,6 @@ Shape adaptivePooledShape(const Tensor& input, std::array<int64_t, 2> outputSize
 // adaptiveAvgPool2dBackward's operands: a float32 gradOutput [N, C, H_out, W_out] with a
 // non-empty plane, N and C those of `inputShape` (4 dimensions).
 void checkAdaptivePoolGradOutput(const Tensor& gradOutput, const Shape& inputShape);
-
-// The output of max pooling and what its backward needs: the workspace records which element
-// of each window won. It is undefined when it was not asked for.
-struct MaxPool2dResult {
-  Tensor output;     // [N, C, H_out, W_out]
-  Tensor workspace;  // int32 [N, C, H_out, W_out]: the winner's index within its H*W plane
-};
 
 // input [N, C, H, W] -> [N, C, H_out, W_out]. keepWorkspace: a backward will follow.
 MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,

@@ -10,14 +10,12 @@
 // neither overflow nor lose the small probabilities. Rows run in parallel (OpenMP).
 #pragma once
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cpu {
 
-struct SoftmaxCrossEntropyForward {
-  float loss = 0;
-  Tensor probabilities;  // [N, C]
-};
+using imerge::SoftmaxCrossEntropyForward;  // core/kernel_params.h
 
 // Throws imerge::Error (naming softmaxCrossEntropy, the shapes, and for a bad label its index
 // and value) when the inputs break the contract above.

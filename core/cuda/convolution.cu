@@ -29,12 +29,12 @@
 #include <tuple>
 #include <vector>
 
-#include "core/cuda/conv_algorithm_choice.h"
 #include "core/cuda/convolution.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
 #include "core/cuda/cudnn_descriptors.h"
+#include "core/gpu_policy/conv_algorithm_choice.h"
+#include "core/gpu_policy/cuda_settings.h"
 
 namespace imerge::cuda {
 

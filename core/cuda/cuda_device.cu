@@ -6,12 +6,14 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda/cuda_backend.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
+#include "core/tensor.h"
 
 namespace imerge {
 
-int cudaDeviceCount(std::string* whyNone) {
+int cuda::probeDeviceCount(std::string* whyNone) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -96,9 +98,20 @@ void CudaDevice::setBytesToZero(void* dst, size_t bytes) {
   IMERGE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
 }
 
-CudaDevice& cudaDevice(int index) {
-  requireCudaDevice();
-  const int count = cudaDeviceCount();
+const Backend& CudaDevice::backend() const {
+  return cudaBackend();
+}
+
+CudaDevice& cudaDeviceOf(const Tensor& tensor) {
+  auto* device = dynamic_cast<CudaDevice*>(&tensor.device());
+  IMERGE_CHECK(device != nullptr, "CUDA kernel: ", tensor.describe(), " lives on ",
+               tensor.device().name(), ", which is not a CudaDevice");
+  return *device;
+}
+
+// cudaDevice() has checked that a GPU is usable.
+CudaDevice& cuda::deviceAt(int index) {
+  const int count = probeDeviceCount(nullptr);
   IMERGE_CHECK(index >= 0 && index < count, "cudaDevice: GPU ", index,
                " does not exist; this machine has ", count, " (0..", count - 1, ")");
   static std::mutex mutex;

@@ -1,4 +1,3 @@
-// The CUDA device: the probe that says whether a usable GPU is present (and why not), and
 // CudaDevice, the Device of one GPU with its context (SINGA's Device/Context pattern):
 //  - one non-blocking compute stream: every kernel, cuBLAS and cuDNN call and every copy of
 //    this device runs on it, in order, so the host never waits except to read results;
@@ -7,13 +6,16 @@
 //    safe because the work that last used a block was queued on the same stream before any
 //    later user's work (PyTorch's rule for one stream).
 //
-// This header needs no CUDA headers (the handle types are declared opaquely), so it is
-// included by code built without nvcc and in builds without CUDA.
+// Its kernels are core/cuda/cuda_backend.cpp's. This header needs no CUDA headers (the handle
+// types are declared opaquely), so code built by g++ includes it; its definitions exist only in
+// builds with CUDA. cudaDevice() and cudaDeviceCount(), which exist in every build, are in
+// core/cuda_availability.h (included here for the code that uses the device).
 #pragma once
 
 #include <string>
 
 #include "core/caching_allocator.h"
+#include "core/cuda_availability.h"
 #include "core/device.h"
 
 // The CUDA libraries' handle types, declared as they define them.
@@ -22,13 +24,6 @@ struct cublasContext;
 struct cudnnContext;
 
 namespace imerge {
-
-// Number of usable GPUs; 0 with `whyNone` filled in when there are none (or the build has no
-// CUDA). A missing or too-old driver counts as "no GPU", not as a crash.
-int cudaDeviceCount(std::string* whyNone = nullptr);
-
-// Throws imerge::Error with the reason when no GPU can be used.
-void requireCudaDevice();
 
 class CudaDevice final : public Device {
  public:
@@ -47,6 +42,7 @@ class CudaDevice final : public Device {
   void copyBytesFromHost(void* dst, const void* hostSrc, size_t bytes) override;
   void copyBytesToHost(void* hostDst, const void* src, size_t bytes) override;
   void setBytesToZero(void* dst, size_t bytes) override;
+  const Backend& backend() const override;
 
   int index() const { return index_; }
   CUstream_st* stream() const { return stream_; }
@@ -55,7 +51,7 @@ class CudaDevice final : public Device {
   // Makes this GPU current for the calling thread (kernels launch on the current GPU).
   void makeCurrent() const;
   // Waits until everything queued on the stream has run; reports a failed kernel.
-  void synchronize() const;
+  void synchronize() const override;
   // Returns cached blocks to cudaFree (for other processes, or before a big allocation).
   void releaseCachedMemory() { allocator_.releaseCached(); }
 
@@ -67,12 +63,14 @@ class CudaDevice final : public Device {
   CachingAllocator allocator_;
 };
 
-// The process-wide device of GPU `index`, created on first use and never destroyed (tensors in
-// static objects may outlive any order we pick). Throws requireCudaDevice()'s clear reason when
-// there is no GPU, and names the count when `index` is out of range.
-CudaDevice& cudaDevice(int index = 0);
-
 // The CudaDevice a CUDA tensor lives on (for kernels).
 CudaDevice& cudaDeviceOf(const class Tensor& tensor);
+
+namespace cuda {
+// What core/cuda_availability.cpp answers in a build with CUDA; call cudaDeviceCount() and
+// cudaDevice() instead. probeDeviceCount asks the CUDA runtime; deviceAt checks the index.
+int probeDeviceCount(std::string* whyNone);
+CudaDevice& deviceAt(int index);
+}  // namespace cuda
 
 }  // namespace imerge

@@ -2,7 +2,7 @@
 // (same names, same contracts). Every kernel runs on the tensor's CudaDevice stream and returns
 // without waiting, except those that return a host value (sumAll), which wait for it.
 //
-// These declarations exist in every build; without CUDA they throw (cuda_unavailable.cpp).
+// Only builds with CUDA have them; the ops reach them through core/cuda/cuda_backend.cpp.
 #pragma once
 
 #include "core/tensor.h"

@@ -6,18 +6,12 @@
 //   p -= lr * d                                               (momentum == 0; buf unused)
 #pragma once
 
+#include "core/kernel_params.h"
 #include "core/tensor.h"
 
 namespace imerge::cuda {
 
-struct SgdStep {
-  float learningRate = 0;
-  float momentum = 0;
-  float keep = 1;  // 1 - dampening
-  float weightDecay = 0;
-  bool nesterov = false;
-  bool firstStep = false;
-};
+using imerge::SgdStep;  // core/kernel_params.h
 
 // parameter, gradient, momentumBuffer: same shape, float32, one CUDA device; momentumBuffer is
 // ignored (and may be undefined) when momentum == 0.

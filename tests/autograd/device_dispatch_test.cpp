@@ -1,12 +1,15 @@
-// Ops pick their kernels by their inputs' device. What can be seen without a GPU: inputs on two
-// devices are refused with an error naming the op and both devices, and every op sends CUDA
-// tensors to its CUDA kernel, never to the CPU kernel. A host-backed device that reports
-// DeviceType::CUDA stands in for the GPU; no kernel ever runs on it.
+// Ops pick their kernels by their inputs' device (core/backend.h's backendFor). What can be seen
+// without a GPU: inputs on two devices are refused with an error naming the op and both
+// devices, every op asks the device of its inputs for its kernels, never the CPU's, and CPU
+// tensors run the CPU backend's. A host-backed device that reports DeviceType::CUDA stands in
+// for the GPU; its backend refuses every kernel, naming it (support/refusing_backend.h).
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "autograd/autograd.h"
+#include "core/backend.h"
+#include "core/cpu/cpu_backend.h"
 #include "optim/sgd.h"
 #include "support/error_text.h"
 #include "support/fake_device.h"
@@ -72,29 +75,55 @@ TEST(DeviceDispatch, SgdRefusesAGradientOnAnotherDevice) {
                          "SGD");
 }
 
-// The fake GPU's memory is host memory, so a CPU kernel would run on it and succeed: an error
-// from the CUDA side (the tensor's device is no CudaDevice, or the build has no CUDA) shows
-// that each op took its CUDA path.
-void expectCudaPath(const std::function<void()>& op, const std::string& name) {
+// The fake GPU's memory is host memory, so a CPU kernel would run on it and succeed: the fake
+// device's backend refusing `kernel` shows that the op asked its inputs' device for it.
+void expectCudaPath(const std::function<void()>& op, const std::string& kernel) {
   const std::string message = errorMessage(op);
-  const bool reachedCuda = message.find("which is not a CudaDevice") != std::string::npos ||
-                           message.find("has no CUDA support") != std::string::npos;
-  EXPECT_TRUE(reachedCuda) << name << " did not take its CUDA path: " << message;
+  expectContains(message, "kernel " + kernel + " asked of fake-cuda:0");
 }
 
 TEST(DeviceDispatch, EveryLayerOpTakesItsCudaPathForCudaTensors) {
   Variable images(onFakeGpu({2, 2, 4, 4}));
-  expectCudaPath([&] { maxPool2d(images, Pool2dOptions{}); }, "maxPool2d");
-  expectCudaPath([&] { avgPool2d(images, Pool2dOptions{}); }, "avgPool2d");
-  expectCudaPath([&] { adaptiveAvgPool2d(images, {1, 1}); }, "adaptiveAvgPool2d");
+  expectCudaPath([&] { maxPool2d(images, Pool2dOptions{}); }, "maxPool2dForward");
+  expectCudaPath([&] { avgPool2d(images, Pool2dOptions{}); }, "avgPool2dForward");
+  expectCudaPath([&] { adaptiveAvgPool2d(images, {1, 1}); }, "adaptiveAvgPool2dForward");
   Variable filters(onFakeGpu({3, 2, 3, 3}));
-  expectCudaPath([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }, "conv2d");
+  expectCudaPath([&] { conv2d(images, filters, Variable(), Conv2dOptions{}); }, "conv2dForward");
   Tensor mean = onFakeGpu({2}), variance = onFakeGpu({2});
   expectCudaPath(
       [&] { batchNorm2d(images, Variable(), Variable(), mean, variance, BatchNormOptions{}); },
-      "batchNorm2d");
-  expectCudaPath([&] { localResponseNorm(images, 3, 1e-4f, 0.75f, 1.0f); }, "localResponseNorm");
-  expectCudaPath([&] { dropout(images, 0.5f, /*training=*/true); }, "dropout");
+      "batchNormTrainingForward");
+  BatchNormOptions evaluation;
+  evaluation.training = false;
+  expectCudaPath([&] { batchNorm2d(images, Variable(), Variable(), mean, variance, evaluation); },
+                 "batchNormInferenceForward");
+  expectCudaPath([&] { localResponseNorm(images, 3, 1e-4f, 0.75f, 1.0f); }, "lrnForward");
+  expectCudaPath([&] { dropout(images, 0.5f, /*training=*/true); }, "dropoutMask");
+}
+
+TEST(DeviceDispatch, ElementwiseLinearLossAndSgdAskTheirDevice) {
+  Variable a(onFakeGpu({2, 3}));
+  Variable b(onFakeGpu({2, 3}));
+  expectCudaPath([&] { add(a, b); }, "add");
+  expectCudaPath([&] { relu(a); }, "reluForward");
+  expectCudaPath([&] { sum(a); }, "sumAll");
+  Variable w(onFakeGpu({4, 3}));
+  expectCudaPath([&] { linear(a, w, Variable()); }, "linearForward");
+  Variable m(onFakeGpu({3, 2}));
+  expectCudaPath([&] { matmul(a, m); }, "gemm");
+  const Tensor labels = Tensor::fromVector(std::vector<int64_t>{1, 2}, {2}).to(fakeGpu());
+  expectCudaPath([&] { softmaxCrossEntropy(a, labels); }, "softmaxCrossEntropyForward");
+  Variable weight(onFakeGpu({3}), true);
+  optim::Sgd sgd({weight}, optim::SgdOptions{});
+  expectCudaPath([&] { sgd.stepParameter(0, onFakeGpu({3}), 0.1f); }, "sgdUpdate");
+}
+
+TEST(DeviceDispatch, TheCpuDeviceNamesTheCpuBackend) {
+  EXPECT_EQ(&cpuDevice().backend(), &cpuBackend());
+  const Tensor t = Tensor::full({2}, 1.0f);
+  EXPECT_EQ(&backendFor("test", t, t), &cpuBackend());
+  EXPECT_EQ(&fakeGpu().backend(), &backendFor("test", onFakeGpu({2})));
+  EXPECT_NE(&fakeGpu().backend(), &cpuBackend());
 }
 
 TEST(DeviceDispatch, ConvolutionRefusesWeightsOnAnotherDevice) {

@@ -1,6 +1,7 @@
 // The rules by which the CUDA convolution picks an algorithm from cuDNN's search results and
-// sizes the search's workspace (core/cuda/conv_algorithm_choice.h). Plain C++: runs everywhere.
-#include "core/cuda/conv_algorithm_choice.h"
+// sizes the search's workspace (core/gpu_policy/conv_algorithm_choice.h). Plain C++: runs
+// everywhere.
+#include "core/gpu_policy/conv_algorithm_choice.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // requireCudaDevice() turns that into a clear error instead of a crash.
 #include <gtest/gtest.h>
 
-#include "core/cuda/cuda_device.h"
+#include "core/cuda_availability.h"
 #include "core/error.h"
 #include "support/error_text.h"
 
@@ -24,6 +24,22 @@ TEST(CudaProbe, AnswersTheSameTwice) {
   std::string first, second;
   EXPECT_EQ(cudaDeviceCount(&first), cudaDeviceCount(&second));
   EXPECT_EQ(first, second);
+}
+
+// A build without CUDA has no CudaDevice: asking for one is refused, in the words imerge-train
+// prints for --device cuda (tests/apps looks for them too).
+TEST(CudaProbe, ABuildWithoutCudaRefusesACudaDevice) {
+#if IMERGE_HAVE_CUDA
+  GTEST_SKIP() << "this build has CUDA";
+#else
+  const std::string expected =
+      "--device cuda: no usable GPU: this build of imerge has no CUDA support (nvcc was not "
+      "found at build time). Use --device cpu, or run on a machine with an NVIDIA GPU and driver";
+  std::string whyNone;
+  EXPECT_EQ(cudaDeviceCount(&whyNone), 0);
+  testing::expectContains(testing::errorMessage([] { requireCudaDevice(); }), expected);
+  testing::expectContains(testing::errorMessage([] { cudaDevice(0); }), expected);
+#endif
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 //  - a few SGD steps of a residual network stay together;
 //  - with deterministic algorithms two runs from one seed are bit-identical, dropout included;
 //  - the training loop's steady state allocates no device memory;
-//  - imerge-train's own loop (apps/classifier_training) learns Fashion-MNIST on the GPU.
+//  - imerge-train's own loop (training/classifier_training) learns Fashion-MNIST on the GPU.
 //
 // Tolerances: the kernel tests (cudnn_*_test, pooling_lrn_dropout_test) hold each op to 1e-4.
 // Through a whole network cuDNN's algorithms (implicit GEMM, Winograd, FFT) round differently

@@ -13,7 +13,7 @@
 #include "core/cpu/convolution.h"
 #include "core/cuda/convolution.h"
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
+#include "core/gpu_policy/cuda_settings.h"
 #include "support/error_text.h"
 #include "support/gpu_test.h"
 #include "support/gradcheck.h"

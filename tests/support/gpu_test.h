@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/cuda/cuda_device.h"
-#include "core/cuda/cuda_settings.h"
+#include "core/gpu_policy/cuda_settings.h"
 #include "core/tensor.h"
 #include "support/compare.h"
 

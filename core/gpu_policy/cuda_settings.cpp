@@ -1,4 +1,4 @@
-#include "core/cuda/cuda_settings.h"
+#include "core/gpu_policy/cuda_settings.h"
 
 #include <mutex>
 

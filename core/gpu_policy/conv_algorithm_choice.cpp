@@ -1,4 +1,4 @@
-#include "core/cuda/conv_algorithm_choice.h"
+#include "core/gpu_policy/conv_algorithm_choice.h"
 
 #include <algorithm>
 #include <sstream>

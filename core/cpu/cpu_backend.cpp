@@ -1,0 +1,155 @@
+// Forwarding only, except where the CPU composes kernels the CUDA device fuses (batch-norm
+// training updates the running statistics in a second kernel here).
+#include "core/cpu/cpu_backend.h"
+
+#include "core/cpu/batch_norm.h"
+#include "core/cpu/convolution.h"
+#include "core/cpu/dropout.h"
+#include "core/cpu/elementwise.h"
+#include "core/cpu/gemm.h"
+#include "core/cpu/lrn.h"
+#include "core/cpu/pooling.h"
+#include "core/cpu/sgd_update.h"
+#include "core/cpu/softmax_cross_entropy.h"
+
+namespace imerge {
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  // ---- elementwise and reductions ----
+  Tensor add(const Tensor& a, const Tensor& b) const override { return cpu::add(a, b); }
+  Tensor sub(const Tensor& a, const Tensor& b) const override { return cpu::sub(a, b); }
+  Tensor mul(const Tensor& a, const Tensor& b) const override { return cpu::mul(a, b); }
+  Tensor scale(const Tensor& a, float factor) const override { return cpu::scale(a, factor); }
+  Tensor reluForward(const Tensor& input) const override { return cpu::reluForward(input); }
+  Tensor reluBackward(const Tensor& gradOutput, const Tensor& output) const override {
+    return cpu::reluBackward(gradOutput, output);
+  }
+  float sumAll(const Tensor& input) const override { return cpu::sumAll(input); }
+  void addInPlace(Tensor& destination, const Tensor& source) const override {
+    cpu::addInPlace(destination, source);
+  }
+  // Tensor::fill fills host memory itself, for every dtype; this serves the interface.
+  void fill(Tensor& destination, float value) const override { destination.fill(value); }
+
+  // ---- matrix products ----
+  Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA,
+              Transpose transposeB) const override {
+    return cpu::gemm(a, b, transposeA, transposeB);
+  }
+  Tensor linearForward(const Tensor& x, const Tensor& weight, const Tensor& bias) const override {
+    return cpu::linearForward(x, weight, bias);
+  }
+  Tensor sumRows(const Tensor& matrix) const override { return cpu::sumRows(matrix); }
+
+  // ---- convolution ----
+  Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                       const Conv2dParams& params) const override {
+    return cpu::conv2dForward(input, weight, bias, params);
+  }
+  Conv2dGrads conv2dBackward(const Tensor& input, const Tensor& weight, const Tensor& gradOutput,
+                             const Conv2dParams& params, bool needInput, bool needWeight,
+                             bool needBias) const override {
+    return cpu::conv2dBackward(input, weight, gradOutput, params, needInput, needWeight, needBias);
+  }
+
+  // ---- pooling ----
+  MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params,
+                                   bool keepWorkspace) const override {
+    return cpu::maxPool2dForward(input, params, keepWorkspace);
+  }
+  Tensor maxPool2dBackward(const Tensor& gradOutput, const Tensor& workspace,
+                           const Shape& inputShape, const Pool2dParams& params) const override {
+    return cpu::maxPool2dBackward(gradOutput, workspace, inputShape, params);
+  }
+  Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params,
+                          bool countIncludePad) const override {
+    return cpu::avgPool2dForward(input, params, countIncludePad);
+  }
+  Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
+                           const Pool2dParams& params, bool countIncludePad) const override {
+    return cpu::avgPool2dBackward(gradOutput, inputShape, params, countIncludePad);
+  }
+  Tensor adaptiveAvgPool2dForward(const Tensor& input,
+                                  std::array<int64_t, 2> outputSize) const override {
+    return cpu::adaptiveAvgPool2dForward(input, outputSize);
+  }
+  Tensor adaptiveAvgPool2dBackward(const Tensor& gradOutput,
+                                   const Shape& inputShape) const override {
+    return cpu::adaptiveAvgPool2dBackward(gradOutput, inputShape);
+  }
+
+  // ---- batch normalisation: the saved spread is the biased batch variance ----
+  BatchNormTrainingOutput batchNormTrainingForward(const Tensor& input, const Tensor& weight,
+                                                   const Tensor& bias, Tensor& runningMean,
+                                                   Tensor& runningVar, float momentum,
+                                                   float eps) const override {
+    cpu::BatchNormTrainingResult result = cpu::batchNormTrainingForward(input, weight, bias, eps);
+    if (runningMean.defined() || runningVar.defined()) {
+      cpu::updateRunningStatistics(runningMean, runningVar, result.mean, result.variance, momentum,
+                                   input.dim(0) * input.dim(2) * input.dim(3));
+    }
+    return {result.output, result.mean, result.variance};
+  }
+  BatchNormGradients batchNormTrainingBackward(const Tensor& gradOutput, const Tensor& input,
+                                               const Tensor& weight, const Tensor& savedMean,
+                                               const Tensor& savedSpread,
+                                               float eps) const override {
+    return cpu::batchNormBackward(gradOutput, input, weight, savedMean, savedSpread, eps,
+                                  /*statisticsFromBatch=*/true);
+  }
+  Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                   const Tensor& mean, const Tensor& variance,
+                                   float eps) const override {
+    return cpu::batchNormInferenceForward(input, weight, bias, mean, variance, eps);
+  }
+  BatchNormGradients batchNormInferenceBackward(const Tensor& gradOutput, const Tensor& input,
+                                                const Tensor& weight, const Tensor& mean,
+                                                const Tensor& variance, float eps) const override {
+    return cpu::batchNormBackward(gradOutput, input, weight, mean, variance, eps,
+                                  /*statisticsFromBatch=*/false);
+  }
+
+  // ---- local response normalisation ----
+  LrnResult lrnForward(const Tensor& input, const LrnParams& params,
+                       bool keepWorkspace) const override {
+    return cpu::lrnForward(input, params, keepWorkspace);
+  }
+  Tensor lrnBackward(const Tensor& gradOutput, const Tensor& input, const Tensor& workspace,
+                     const LrnParams& params) const override {
+    return cpu::lrnBackward(gradOutput, input, workspace, params);
+  }
+
+  // ---- loss ----
+  SoftmaxCrossEntropyForward softmaxCrossEntropyForward(const Tensor& logits,
+                                                        const Tensor& labels) const override {
+    return cpu::softmaxCrossEntropyForward(logits, labels);
+  }
+  Tensor softmaxCrossEntropyBackward(const Tensor& probabilities, const Tensor& labels,
+                                     float gradLoss) const override {
+    return cpu::softmaxCrossEntropyBackward(probabilities, labels, gradLoss);
+  }
+
+  // ---- dropout: drawn serially from the generator, on the host ----
+  Tensor dropoutMask(const Shape& shape, float p, Generator& generator,
+                     Device& /*device: the CPU*/) const override {
+    return cpu::dropoutMask(shape, p, generator);
+  }
+
+  // ---- optimizer ----
+  void sgdUpdate(Tensor& parameter, const Tensor& gradient, Tensor& momentumBuffer,
+                 const SgdStep& step) const override {
+    cpu::sgdUpdate(parameter, gradient, momentumBuffer, step);
+  }
+};
+
+}  // namespace
+
+const Backend& cpuBackend() {
+  static const CpuBackend* backend = new CpuBackend();  // never destroyed, as cpuDevice()
+  return *backend;
+}
+
+}  // namespace imerge
