@@ -1,5 +1,5 @@
-// The only source outside core/cuda/ that asks whether the build has CUDA: the rest of the code
-// is the same in every build, and the CUDA-only code is chosen by folder (CMakeLists.txt).
+// The only source of core/ outside core/cuda/ that asks whether the build has CUDA: the rest of
+// core is the same in every build, and its CUDA-only code is chosen by folder (CMakeLists.txt).
 #include "core/cuda_availability.h"
 
 #include "core/error.h"

@@ -1,5 +1,5 @@
-// The choice of a rank's GPU (the factories live with their backends: nccl_communicator.cpp,
-// cuda_staging_communicator.cpp, and device_backends_unavailable.cpp in builds without CUDA).
+// The choice of a rank's GPU (the factories live with their backends in cuda/, and their
+// refusals in no_cuda/device_backends.cpp for builds without CUDA).
 #include "distributed/comm/device_communicator.h"
 
 #include "core/error.h"

@@ -17,7 +17,7 @@
 //    waitOnStream waits on the host for the MPI part. Several ranks may share one GPU, which is
 //    how multi-rank runs are tested on a one-GPU machine.
 // The factories exist in every build; without CUDA they throw a clear error
-// (device_backends_unavailable.cpp). This header needs no CUDA headers.
+// (no_cuda/device_backends.cpp). This header needs no CUDA headers.
 #pragma once
 
 #include <cstddef>
