@@ -25,6 +25,11 @@ scripts/build.sh release
 export OMP_NUM_THREADS=1
 run_ctest build/release release -j 2 -LE slow
 run_ctest build/release release-slow -L slow
+# imerge-scale's simulation is planning, profiling and the models: no communication library.
+if ldd build/release/imerge-scale | grep -E "libmpi|libnccl"; then
+  echo "run-tests: imerge-scale links a communication library" >&2
+  exit 1
+fi
 echo "run-tests: release build and tests took $((SECONDS - start)) s"
 
 # The planning library alone (docs/design.md, "Layout"): it builds and passes its tests where
