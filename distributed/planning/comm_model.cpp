@@ -279,10 +279,17 @@ PiecewiseCommModel fitPiecewise(const std::vector<CommSample>& samples, int maxS
       }
     }
   }
-  // The segment count with the least error; a tie goes to fewer segments.
+  // The segment count with the least error; a tie goes to fewer segments. "Tie" allows for
+  // rounding: on samples that two segments fit exactly, a third can fit them exactly too (both
+  // errors are rounding residue) with a segment bridging a knee between two sampled sizes, which
+  // charges every message between them wrongly. The errors are sums of squared relative misses,
+  // so 1e-9 is a 0.003% miss on a single sample.
+  constexpr double kMeaningfulError = 1e-9;
   size_t bestLinear = 1;
   for (size_t s = 2; s <= maxLinear; ++s) {
-    if (error[s][sizeCount - 1] < error[bestLinear][sizeCount - 1]) bestLinear = s;
+    if (error[s][sizeCount - 1] < error[bestLinear][sizeCount - 1] - kMeaningfulError) {
+      bestLinear = s;
+    }
   }
 
   std::vector<PiecewiseCommModel::Segment> segments(bestLinear);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/planning/measurement_sizes.h"
 #include "distributed/planning/planner.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
@@ -197,6 +198,20 @@ TEST(FitPiecewise, WithTwoSegmentsFindsOneKnee) {
   const PiecewiseCommModel fitted = fitPiecewise(samples, 2);
   EXPECT_EQ(fitted.breakpointBytes(), std::vector<size_t>{16384});
   EXPECT_LT(fitError(fitted, samples), 1e-9);
+}
+
+TEST(FitPiecewise, ExactTwoSegmentDataKeepsTwoSegments) {
+  // The IMerge paper's 8-node cost (20 us flat, then 97.5 us + M / 3.27 GB/s from 128 KiB, 56Gb IB)
+  // at imerge-commbench's sizes. A third segment fits these samples exactly too, bridging 90.5 to
+  // 128 KiB with a steep line that charged 110 KiB 81 us; fewer segments must win the tie.
+  const PiecewiseCommModel truth(20e-6, {{131072, 9.75e-5, 3.06e-10}});
+  std::vector<CommSample> samples;
+  for (size_t bytes : sweepMeasurementSizes(4, size_t{256} << 20)) {
+    samples.push_back({bytes, 8, truth.seconds(bytes, 8)});
+  }
+  const PiecewiseCommModel fitted = fitPiecewise(samples);
+  EXPECT_EQ(fitted.breakpointBytes(), std::vector<size_t>{131072}) << fitted.describe();
+  EXPECT_NEAR(fitted.seconds(110 << 10, 8), 20e-6, 1e-9);
 }
 
 TEST(FitPiecewise, ClampsADecreasingSegmentToAConstant) {
