@@ -497,7 +497,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dist", options.dist,
                  "data-parallel strategy under mpirun: default, wfbp, fusion, priority, mgwfbp, "
-                 "imerge")
+                 "imerge, ddp")
       ->check(CLI::IsMember(distributed::strategyNames()));
   apps::addPlannerFlags(app, options.planner);
   app.add_option("--comm-model", options.commModel,

@@ -24,19 +24,22 @@ class Planner {
 };
 
 struct PlannerOptions {
-  size_t fusionBytes = size_t{64} << 20;   // `fusion`: --fusion-bytes
-  size_t sliceElements = size_t{1} << 20;  // `priority`: --slice-elems (float32 elements)
+  size_t fusionBytes = size_t{64} << 20;         // `fusion`: --fusion-bytes
+  size_t sliceElements = size_t{1} << 20;        // `priority`: --slice-elems (float32 elements)
+  size_t ddpFirstBucketBytes = size_t{1} << 20;  // `ddp`: PyTorch's first bucket, 1 MiB
+  size_t ddpBucketBytes = size_t{25} << 20;      // `ddp`: bucket_cap_mb = 25
 };
 
-// "default", "wfbp", "fusion", "priority", "mgwfbp", "imerge"; anything else throws an
+// "default", "wfbp", "fusion", "priority", "mgwfbp", "imerge", "ddp"; anything else throws an
 // imerge::Error that lists the names.
 std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerOptions& options);
 const std::vector<std::string>& strategyNames();
 
-// The model a strategy plans with: the piecewise fit for "imerge", the least-squares line for
-// "mgwfbp" and for the strategies whose plans ignore the model ("default", "wfbp", "fusion",
-// "priority"). An unknown strategy throws imerge::Error listing the names.
-std::unique_ptr<CommModel> beliefModelFor(const std::string& strategy,
-                                          const std::vector<CommSample>& samples);
+// The model a strategy plans with when it measures its own samples (DataParallel): its default
+// belief of distributed/planning/belief.h, fitted from `samples` ("mgwfbp": the line over
+// 32 KiB-2 MiB; "imerge": the piecewise fit; the rest, whose plans ignore it: the line over every
+// sample). An unknown strategy throws imerge::Error listing the names.
+std::shared_ptr<const CommModel> beliefModelFor(const std::string& strategy,
+                                                const std::vector<CommSample>& samples);
 
 }  // namespace imerge::distributed

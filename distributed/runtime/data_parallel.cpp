@@ -117,7 +117,7 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
     }
     belief_ = beliefModelFor(options_.strategy, samples);
   } else {
-    belief_ = std::make_unique<NoCostModel>();
+    belief_ = std::make_shared<NoCostModel>();
   }
   std::vector<std::string> names;
   for (const auto& [name, parameter] : model_->namedParameters()) names.push_back(name);

@@ -134,7 +134,7 @@ class DataParallel {
   Communicator& communicator_;
   DataParallelOptions options_;
   std::unique_ptr<Planner> planner_;
-  std::unique_ptr<CommModel> belief_;
+  std::shared_ptr<const CommModel> belief_;
   CommTimer timer_;  // declared before reducer_, which reports to it until destroyed
   std::unique_ptr<Reducer> reducer_;
   std::vector<autograd::Variable> parameters_;

@@ -4,13 +4,14 @@
 #include <memory>
 
 #include "core/error.h"
+#include "distributed/planning/belief.h"
 #include "distributed/planning/planners/planners.h"
 
 namespace imerge::distributed {
 
 const std::vector<std::string>& strategyNames() {
-  static const std::vector<std::string> names = {"default",  "wfbp",   "fusion",
-                                                 "priority", "mgwfbp", "imerge"};
+  static const std::vector<std::string> names = {"default", "wfbp",   "fusion", "priority",
+                                                 "mgwfbp",  "imerge", "ddp"};
   return names;
 }
 
@@ -21,6 +22,9 @@ std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerO
   if (strategy == "priority") return std::make_unique<PriorityPlanner>(options.sliceElements);
   if (strategy == "mgwfbp") return std::make_unique<MgwfbpPlanner>();
   if (strategy == "imerge") return std::make_unique<ImergePlanner>();
+  if (strategy == "ddp") {
+    return std::make_unique<DdpPlanner>(options.ddpFirstBucketBytes, options.ddpBucketBytes);
+  }
   std::string list;
   for (const std::string& name : strategyNames()) list += (list.empty() ? "" : ", ") + name;
   IMERGE_FAIL("unknown distributed strategy '", strategy, "'; choose one of: ", list);
@@ -65,16 +69,9 @@ Plan planFromGroupStarts(const std::vector<TensorInfo>& tensors,
 }
 
 }  // namespace planning
-std::unique_ptr<CommModel> beliefModelFor(const std::string& strategy,
-                                          const std::vector<CommSample>& samples) {
-  const auto& names = strategyNames();
-  if (std::find(names.begin(), names.end(), strategy) == names.end()) {
-    std::string list;
-    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-    IMERGE_FAIL("beliefModelFor: unknown strategy '", strategy, "'; the strategies are ", list);
-  }
-  if (strategy == "imerge") return std::make_unique<PiecewiseCommModel>(fitPiecewise(samples));
-  return std::make_unique<LinearCommModel>(fitLinear(samples));
+std::shared_ptr<const CommModel> beliefModelFor(const std::string& strategy,
+                                                const std::vector<CommSample>& samples) {
+  return beliefModel(defaultBeliefSource(strategy), samples, nullptr);
 }
 
 }  // namespace imerge::distributed

@@ -46,6 +46,24 @@ class FusionPlanner : public Planner {
   size_t fusionBytes_;
 };
 
+// `ddp` (PyTorch DDP's buckets): walking backward order, each tensor joins the open bucket,
+// which closes as soon as its bytes reach its cap: firstBucketBytes for the first bucket (1 MiB
+// in PyTorch, so the first all-reduce starts early), bucketBytes for the others (25 MiB,
+// bucket_cap_mb). Buckets launch FIFO once their last tensor is final. The plan depends on sizes
+// alone.
+class DdpPlanner : public Planner {
+ public:
+  DdpPlanner(size_t firstBucketBytes, size_t bucketBytes);
+  std::string name() const override { return "ddp"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  bool usesTimings() const override { return false; }
+
+ private:
+  size_t firstBucketBytes_;
+  size_t bucketBytes_;
+};
+
 // `priority` (P3, ByteScheduler): every tensor cut into slices of at most sliceElements float32
 // elements (4 bytes each; the last slice takes the rest), one bucket per slice, in backward
 // order and then byte order. A slice's priority is its tensor's forward position L-1-k, so the

@@ -76,8 +76,8 @@ Plan groupingFromMask(const std::vector<TensorInfo>& tensors, unsigned mask) {
 // ---- registry ----
 
 TEST(PlannerRegistry, NamesEveryStrategyAndRefusesOthers) {
-  const std::vector<std::string> expected = {"default",  "wfbp",   "fusion",
-                                             "priority", "mgwfbp", "imerge"};
+  const std::vector<std::string> expected = {"default", "wfbp",   "fusion", "priority",
+                                             "mgwfbp",  "imerge", "ddp"};
   EXPECT_EQ(strategyNames(), expected);
   for (const std::string& name : strategyNames()) {
     const auto planner = makePlanner(name, {});
@@ -86,7 +86,7 @@ TEST(PlannerRegistry, NamesEveryStrategyAndRefusesOthers) {
   }
   const std::string message = errorMessage([] { makePlanner("horovod", {}); });
   expectContains(message, "'horovod'");
-  expectContains(message, "default, wfbp, fusion, priority, mgwfbp, imerge");
+  expectContains(message, "default, wfbp, fusion, priority, mgwfbp, imerge, ddp");
 }
 
 TEST(PlannerRegistry, RefusesZeroThresholdsAndWorkers) {
@@ -96,6 +96,9 @@ TEST(PlannerRegistry, RefusesZeroThresholdsAndWorkers) {
   PlannerOptions zeroSlices;
   zeroSlices.sliceElements = 0;
   expectContains(errorMessage([&] { makePlanner("priority", zeroSlices); }), "--slice-elems");
+  PlannerOptions zeroDdpCap;
+  zeroDdpCap.ddpBucketBytes = 0;
+  expectContains(errorMessage([&] { makePlanner("ddp", zeroDdpCap); }), "bucket caps");
   const LinearCommModel model(1e-5, 1e-9);
   const auto tensors = tensorsOfBytes({4, 8});
   for (const std::string& name : strategyNames()) {
@@ -209,6 +212,36 @@ TEST(FusionPlanner, NeverExceedsTheThresholdOnRandomSizes) {
       }
     }
   }
+}
+
+// ---- ddp ----
+
+TEST(DdpPlanner, ClosesABucketOnceItReachesItsCapWithASmallerFirstBucket) {
+  PlannerOptions options;
+  options.ddpFirstBucketBytes = 50;
+  options.ddpBucketBytes = 100;
+  // First bucket, cap 50: 30, then 30 more = 60 >= 50: close (PyTorch overshoots by the last
+  // tensor rather than starting a new bucket before it). Then cap 100: 40+60 = 100 reaches it
+  // exactly: close. 150 alone is over: close. 10+20 stays open to the end.
+  const auto tensors = tensorsOfBytes({30, 30, 40, 60, 150, 10, 20});
+  const Plan plan = planWith("ddp", tensors, LinearCommModel(1e-5, 1e-9), 2, options);
+  EXPECT_EQ(groupsOf(plan), (std::vector<std::vector<size_t>>{{0, 1}, {2, 3}, {4}, {5, 6}}));
+  EXPECT_EQ(plan.buckets[0].bytes, 60u);
+  EXPECT_EQ(plan.buckets[1].bytes, 100u);
+  EXPECT_EQ(plan.order, LaunchOrder::Fifo);
+  EXPECT_FALSE(plan.startAfterBackward);
+}
+
+TEST(DdpPlanner, DefaultsArePyTorchsOneMebibyteFirstBucketAndTwentyFiveAfter) {
+  // ResNet-like sizes: 600 KiB tensors. The first bucket closes at 2 of them (1.2 MiB >= 1 MiB),
+  // the others at 43 (25.2 MiB >= 25 MiB, 42 would be 24.6 MiB).
+  const std::vector<size_t> bytes(100, size_t{600} << 10);
+  const Plan plan = planWith("ddp", tensorsOfBytes(bytes), LinearCommModel(1e-5, 1e-9));
+  ASSERT_EQ(plan.buckets.size(), 4u);
+  EXPECT_EQ(plan.buckets[0].tensors.size(), 2u);
+  EXPECT_EQ(plan.buckets[1].tensors.size(), 43u);
+  EXPECT_EQ(plan.buckets[2].tensors.size(), 43u);
+  EXPECT_EQ(plan.buckets[3].tensors.size(), 12u);
 }
 
 // ---- priority ----
@@ -452,7 +485,7 @@ TEST(ImergePlanner, IsNeverWorseThanTheOtherWholeTensorStrategies) {
     const CommModel& model = *instance.model;
     const double imerge = fifoFinishTime(planWith("imerge", tensors, model), tensors, model, 2);
     std::vector<std::pair<std::string, PlannerOptions>> others = {
-        {"default", {}}, {"wfbp", {}}, {"mgwfbp", {}}};
+        {"default", {}}, {"wfbp", {}}, {"mgwfbp", {}}, {"ddp", {}}};
     for (size_t fusionBytes : {size_t{4096}, size_t{1} << 20, size_t{64} << 20}) {
       PlannerOptions options;
       options.fusionBytes = fusionBytes;
