@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -30,7 +29,7 @@ int nearestCount(const std::map<int, Value>& byWorkers, int workers) {
   return best;
 }
 
-// The published rows the built-in paper-like profile is made of: the same text as
+// The published rows the built-in clusters (cluster_catalog.h) are made of: the same text as
 // tests/reference/published/mgwfbp_alpha_beta.csv and imerge_comm_small_messages.csv (a test checks
 // they agree).
 constexpr const char* kBuiltinAlphaBeta = R"(network,workers,a_seconds,b_seconds_per_byte
@@ -59,15 +58,6 @@ constexpr const char* kBuiltinSmallMessages = R"(nodes,message_elems,time
 16,10000,0.04
 32,10000,0.095
 )";
-
-ClusterProfile paperLikeFrom(const std::map<std::string, ClusterProfile>& alphaBeta,
-                             const SmallMessageCosts& small, const std::string& source) {
-  const auto tenGbE = alphaBeta.find("10GbE");
-  IMERGE_CHECK(tenGbE != alphaBeta.end(), source,
-               ": no '10GbE' network, which the paper-like profile takes its large messages from");
-  return combineSmallAndLargeMessages("paper-like (IMerge small messages, MG-WFBP 10GbE)", small,
-                                      tenGbE->second, kPaperBreakpointBytes);
-}
 
 }  // namespace
 
@@ -194,6 +184,29 @@ std::string ClusterProfile::describe() const {
     text += detail::concat(" ", workers, " workers: ", measured.model->describe(), ";");
   }
   return text + " other counts ring-scaled from the nearest";
+}
+
+ClusterProfile withScaledCosts(const ClusterProfile& profile, double startupScale,
+                               double bandwidthScale) {
+  IMERGE_CHECK(std::isfinite(startupScale) && startupScale > 0 && std::isfinite(bandwidthScale) &&
+                   bandwidthScale > 0,
+               "cluster ", profile.name(), ": the startup scale ", startupScale,
+               " and the bandwidth scale ", bandwidthScale, " must be finite and above 0");
+  std::map<int, std::shared_ptr<const CommModel>> models;
+  for (int workers : profile.measuredWorkerCounts()) {
+    std::vector<CommPiece> pieces = profile.piecesAt(workers);
+    for (CommPiece& piece : pieces) {
+      piece.latencySeconds *= startupScale;
+      piece.slopeSecondsPerByte /= bandwidthScale;
+    }
+    models[workers] = std::make_shared<RingScaledCommModel>(
+        workers, std::move(pieces),
+        detail::concat(profile.modelFor(workers).describe(), " with startups x", startupScale,
+                       " and bandwidth x", bandwidthScale));
+  }
+  return ClusterProfile(detail::concat(profile.name(), " (startup x", startupScale, ", bandwidth x",
+                                       bandwidthScale, ")"),
+                        std::move(models));
 }
 
 // ---- tables ----
@@ -333,22 +346,14 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name, const Small
   return ClusterProfile(name, std::move(models));
 }
 
-ClusterProfile paperLikeClusterProfile() {
-  std::istringstream alphaBetaText(kBuiltinAlphaBeta);
-  std::istringstream smallText(kBuiltinSmallMessages);
-  const std::string alphaBetaSource = "built-in mgwfbp_alpha_beta.csv";
-  return paperLikeFrom(parseAlphaBetaProfiles(alphaBetaText, alphaBetaSource),
-                       parseSmallMessageCosts(smallText, "built-in imerge_comm_small_messages.csv"),
-                       alphaBetaSource);
+std::map<std::string, ClusterProfile> builtInAlphaBetaProfiles() {
+  std::istringstream text(kBuiltinAlphaBeta);
+  return parseAlphaBetaProfiles(text, "built-in mgwfbp_alpha_beta.csv");
 }
 
-ClusterProfile paperLikeClusterProfile(const std::string& referenceDir) {
-  const std::string alphaBetaPath =
-      (std::filesystem::path(referenceDir) / "mgwfbp_alpha_beta.csv").string();
-  const std::string smallPath =
-      (std::filesystem::path(referenceDir) / "imerge_comm_small_messages.csv").string();
-  return paperLikeFrom(readAlphaBetaProfiles(alphaBetaPath), readSmallMessageCosts(smallPath),
-                       alphaBetaPath);
+SmallMessageCosts builtInSmallMessageCosts() {
+  std::istringstream text(kBuiltinSmallMessages);
+  return parseSmallMessageCosts(text, "built-in imerge_comm_small_messages.csv");
 }
 
 }  // namespace imerge::distributed

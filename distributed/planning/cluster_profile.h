@@ -94,6 +94,13 @@ class ClusterProfile : public CommModel {
   std::map<int, Measured> measured_;
 };
 
+// `profile` on a network whose every startup (each piece's latency) is startupScale times as
+// long and whose bandwidth is bandwidthScale times as high (slopes divided by it), at each of its
+// measured counts; other counts follow by the ring rule as before. Both scales finite and above
+// 0. What a sweep over "a faster switch" or "a slower NIC" charges.
+ClusterProfile withScaledCosts(const ClusterProfile& profile, double startupScale,
+                               double bandwidthScale);
+
 // ---- published tables ----------------------------------------------------------------------
 //
 // Both readers skip blank lines and lines starting with #, and refuse, with an imerge::Error
@@ -136,13 +143,11 @@ ClusterProfile combineSmallAndLargeMessages(const std::string& name, const Small
 // The breakpoint of the IMerge paper's model: 32768 float32 elements.
 inline constexpr size_t kPaperBreakpointBytes = 32768 * 4;
 
-// The "paper-like" cluster of the simulator's presets: the IMerge small-message flat costs
-// below 32768 elements x 4 bytes and MG-WFBP's 10GbE line above, at 2 to 64 workers. Built-in:
-// the published rows are compiled in (the same text as tests/reference/published/, parsed by the
-// same readers), so it needs no files.
-ClusterProfile paperLikeClusterProfile();
-// The same from the two tables in `referenceDir` (mgwfbp_alpha_beta.csv and
-// imerge_comm_small_messages.csv).
-ClusterProfile paperLikeClusterProfile(const std::string& referenceDir);
+// The published tables compiled in (the same text as
+// tests/reference/published/mgwfbp_alpha_beta.csv and imerge_comm_small_messages.csv, parsed by the
+// same readers; a test checks they agree), so that the built-in clusters of cluster_catalog.h need
+// no files.
+std::map<std::string, ClusterProfile> builtInAlphaBetaProfiles();
+SmallMessageCosts builtInSmallMessageCosts();
 
 }  // namespace imerge::distributed

@@ -162,6 +162,16 @@ void validateComputeProfile(const ComputeProfile& profile, const std::string& so
   }
 }
 
+ComputeProfile scaledComputeProfile(ComputeProfile profile, double factor) {
+  IMERGE_CHECK(std::isfinite(factor) && factor > 0, "scaledComputeProfile: the factor ", factor,
+               " must be finite and above 0");
+  for (TensorInfo& tensor : profile.tensors) tensor.backwardSeconds *= factor;
+  for (double& forward : profile.forwardSecondsPerTensor) forward *= factor;
+  profile.optimizerSeconds *= factor;
+  profile.otherSeconds *= factor;
+  return profile;
+}
+
 void writeComputeProfile(const std::string& path, const ComputeProfile& profile) {
   validateComputeProfile(profile, path);
   std::ofstream out(path);

@@ -70,6 +70,11 @@ struct ComputeProfile {
 std::vector<double> splitForwardByBackward(const std::vector<TensorInfo>& tensors,
                                            double forwardSeconds);
 
+// `profile` with every time multiplied by `factor` (finite, above 0): the same work on a device
+// that is 1/factor as fast, e.g. a FLOPs-derived profile brought to a published single-worker
+// throughput.
+ComputeProfile scaledComputeProfile(ComputeProfile profile, double factor);
+
 // Throws imerge::Error naming the first problem: no tensors, a forward list of another length,
 // a negative or non-finite time, an empty or duplicate name.
 void validateComputeProfile(const ComputeProfile& profile, const std::string& source);

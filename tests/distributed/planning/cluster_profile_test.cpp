@@ -1,7 +1,7 @@
 // Cluster profiles: the ring rule that carries a model to other worker counts, the published
 // tables (tests/reference/published/ and the built-in copy), their
-// refusals naming file, line and field, the paper-like profile; fits on imerge-commbench's own
-// size grid with known knees; and, on the sweep measured on this machine
+// refusals naming file, line and field, the paper-small+10gbe cluster; fits on imerge-commbench's
+// own size grid with known knees; and, on the sweep measured on this machine
 // (docs/data/commbench-2ranks-shm.csv), the piecewise fit beating the line.
 #include "distributed/planning/cluster_profile.h"
 
@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "distributed/planning/cluster_catalog.h"
 #include "distributed/planning/comm_model.h"
 #include "distributed/planning/csv_fields.h"
 #include "distributed/planning/measurement_sizes.h"
@@ -143,8 +144,8 @@ TEST(ClusterProfile, ChargesMeasuredCountsAsMeasuredAndOthersFromTheNearest) {
                  "measured counts must be 2 or more");
 }
 
-TEST(ClusterProfile, PaperLikeIsFlatBelowTheBreakpointAndMgwfbpTenGbEAbove) {
-  const ClusterProfile profile = paperLikeClusterProfile();
+TEST(ClusterProfile, PaperSmallPlusTenGbEIsFlatBelowTheBreakpointAndMgwfbpTenGbEAbove) {
+  const ClusterProfile profile = loadCluster("paper-small+10gbe").truth();
   EXPECT_EQ(profile.measuredWorkerCounts(), (std::vector<int>{2, 4, 8, 16, 32, 64}));
   // 8 workers: 0.02 ms (the 10000-element message) for every small message, then a + bM.
   EXPECT_DOUBLE_EQ(profile.seconds(4, 8), 0.02e-3);
@@ -163,8 +164,11 @@ TEST(ClusterProfile, PaperLikeIsFlatBelowTheBreakpointAndMgwfbpTenGbEAbove) {
 }
 
 TEST(ClusterProfile, BuiltInTablesAreThePublishedFiles) {
-  const ClusterProfile fromFiles = paperLikeClusterProfile(referenceDir().string());
-  const ClusterProfile builtIn = paperLikeClusterProfile();
+  const ClusterProfile fromFiles =
+      loadCluster((referenceDir() / "imerge_comm_small_messages.csv").string() + "+" +
+                  (referenceDir() / "mgwfbp_alpha_beta.csv").string() + ":10GbE")
+          .truth();
+  const ClusterProfile builtIn = loadCluster("paper-small+10gbe").truth();
   EXPECT_EQ(fromFiles.measuredWorkerCounts(), builtIn.measuredWorkerCounts());
   for (int workers = 1; workers <= 128; ++workers) {
     for (size_t bytes : {size_t{4}, size_t{40000}, kPaperBreakpointBytes, size_t{1} << 26}) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -62,6 +63,24 @@ TEST(ComputeProfile, Totals) {
   EXPECT_DOUBLE_EQ(profile.backwardSeconds(), 1.25e-5 + 0.1 / 3);
   EXPECT_DOUBLE_EQ(profile.computeSeconds(), profile.forwardSeconds() + profile.backwardSeconds() +
                                                  profile.optimizerSeconds + profile.otherSeconds);
+}
+
+TEST(ComputeProfile, ScalingMultipliesEveryTimeAndKeepsTheRest) {
+  const ComputeProfile scaled = scaledComputeProfile(sample(), 2.5);
+  EXPECT_EQ(scaled.model, "resnet18");
+  EXPECT_EQ(scaled.batchPerWorker, 32);
+  ASSERT_EQ(scaled.tensors.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(scaled.tensors[k].bytes, sample().tensors[k].bytes);
+    EXPECT_DOUBLE_EQ(scaled.tensors[k].backwardSeconds, 2.5 * sample().tensors[k].backwardSeconds);
+    EXPECT_DOUBLE_EQ(scaled.forwardSecondsPerTensor[k], 2.5 * sample().forwardSecondsPerTensor[k]);
+  }
+  EXPECT_DOUBLE_EQ(scaled.optimizerSeconds, 2.5 * sample().optimizerSeconds);
+  EXPECT_DOUBLE_EQ(scaled.otherSeconds, 2.5 * sample().otherSeconds);
+  EXPECT_DOUBLE_EQ(scaled.computeSeconds(), 2.5 * sample().computeSeconds());
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    expectContains(errorMessage([&] { scaledComputeProfile(sample(), bad); }), "factor");
+  }
 }
 
 TEST(ComputeProfile, ReadsCsvColumnsInAnyOrder) {

@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "distributed/planning/cluster_profile.h"
+#include "distributed/planning/cluster_catalog.h"
 #include "distributed/planning/measurement_sizes.h"
 #include "distributed/planning/planner.h"
 #include "distributed/planning/simulator.h"
@@ -57,11 +57,11 @@ TEST(ComputeProfile, FlopsProfileRefusesBadSpeed) {
 // ---- the IMerge claim on the preset models ----
 
 TEST(Simulator, ImergeNeverSlowerOnPresetModelsWithFlatStartup) {
-  // A fast device, so that communication matters; the paper-like cluster: small messages
-  // (below 32768 elements) cost a flat startup, larger ones MG-WFBP's 10GbE line.
+  // A fast device, so that communication matters; the default cluster, paper-small+10gbe: small
+  // messages (below 32768 elements) cost a flat startup, larger ones MG-WFBP's 10GbE line.
   constexpr double kGigaflops = 10000;
   constexpr int64_t kBatch = 32;
-  const ClusterProfile truth = paperLikeClusterProfile();
+  const ClusterProfile truth = loadCluster("paper-small+10gbe").truth();
   for (const std::string model : {"resnet18", "vgg16", "alexnet", "resnet50"}) {
     auto network = models::buildModel(model, {.inChannels = 3, .classes = 1000});
     const ComputeProfile profile = profileFromFlops(*network, {3, 224, 224}, kBatch, kGigaflops);
