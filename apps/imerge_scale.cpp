@@ -1,410 +1,308 @@
-// imerge-scale: SINGA-style scalability runs. For a model, a batch size per worker, a list of
-// worker counts and a list of strategies it measures real runs where the workers exist (through
-// mpirun and imerge-train) and simulates the rest (distributed/planning/simulator.h), and writes
-// one table: PREFIX.csv and PREFIX.json.
+// imerge-scale: SINGA-style scalability studies. For models, a batch size per worker, worker
+// counts and strategies it measures real runs where the workers exist (mpirun imerge-train) and
+// simulates the rest (distributed/planning/simulator.h), and writes one table: PREFIX.csv and
+// PREFIX.json (docs/scalability.md).
 //
-//   imerge-scale --model resnet18 --image-size 32 --batch-size 32 --workers 1,2,4,8,16,32
-//       --measure-up-to 2 --out scale                    measured at 1-2 ranks, simulated above
-//   imerge-scale --preset imerge --flops-gflops 5000 --out imerge_study
-//   imerge-scale --preset singa --profile resnet50.json --comm-model commbench.csv --out singa
+//   imerge-scale --preset imerge-paper --out paper
+//   imerge-scale --preset ddl-resnet50-10gbe --out ddl
+//   imerge-scale --model resnet18,vgg16 --device-gflops resnet18=3069,vgg16=29053
+//       --cluster 56gb-ib --workers 4,8,16,32 --belief mgwfbp=linear-all --out study
+//   imerge-scale --model resnet18 --image-size 32 --batch-size 32 --workers 1,2,4,8
+//       --measure-up-to 2 --cluster commbench.csv --out scale     measured at 1-2 ranks
 //
-// Compute profile (what one worker's forward, backward per tensor and optimizer cost): --profile
-// FILE (from `imerge-train --profile`), else --flops-gflops X (the model's multiply-accumulates
-// at X GFLOP/s, profileFromFlops), else the profiles the measured runs write: each measured
-// (workers, strategy) is also simulated with its own run's profile, so the two rows compare
-// like with like, and worker counts above the measured ones use the largest measured count's
-// wfbp profile (on one machine, ranks share the cores, so that is the per-rank speed there).
+// The inputs, each in its own file:
+//   compute      apps/scale/compute_inputs.h (--device-gflops, --single-worker-images-per-s,
+//                --profile per model; or the profiles real runs write: each measured (workers,
+//                strategy) is also simulated with its own run's profile, so the two rows compare
+//                like with like, and larger counts use the largest measured count's wfbp profile)
+//   cluster      distributed/planning/cluster_catalog.h (--cluster FILE|NAME; the simulation's
+//                truth, as given)
+//   beliefs      distributed/planning/belief.h (--belief STRATEGY=SOURCE; what each planner
+//                plans with, by default what its original system uses)
+//   presets      apps/scale/presets.h
+// --startup-scale and --bandwidth-scale sweep the cluster: every combination of the listed
+// factors is simulated (the imerge-versus-mgwfbp map of docs/scalability.md).
 //
-// Communication truth at W workers: --comm-model FILE (samples as imerge-commbench writes
-// them): at each worker count it holds, the piecewise fit of its samples; other counts come
-// from the nearest measured count by the ring rule (ClusterProfile, cluster_profile.h).
-// Without it, the built-in paper-like cluster (paperLikeClusterProfile: the IMerge paper's
-// flat small-message costs, MG-WFBP's 10GbE line above 128 KiB). What mgwfbp and imerge plan
-// with is fitted, as DataParallel fits it (beliefModelFor), from the file's samples at W when
-// it has them and otherwise from the truth sampled at W over imerge-commbench's sizes.
-//
-// Rows: model, workers, strategy, source (measured|simulated), time per iteration, throughput
-// (images/s over all workers), communication cost (all-reduce seconds per iteration), speedup
-// (throughput over one worker's; a measured one-worker run when there is one, else the
-// profile's compute time) and scaling efficiency (speedup / workers), then overlapped and
-// waiting seconds and the bucket count.
+// Rows (apps/scale/scale_table.h): model, workers, strategy, belief, source (measured,
+// simulated or published), time per iteration, throughput (images/s over all workers),
+// communication (all-reduce seconds per iteration), speedup (throughput over one worker's: a
+// measured one-worker run when there is one, else the profile's compute time), scaling
+// efficiency (speedup / workers), overlapped and waiting seconds, buckets, how the cluster's
+// cost at that count was obtained, and the sweep's factors.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps/planner_flags.h"
+#include "apps/scale/compute_inputs.h"
+#include "apps/scale/measured_run.h"
+#include "apps/scale/presets.h"
+#include "apps/scale/scale_table.h"
 #include "core/error.h"
-#include "distributed/planning/cluster_profile.h"
-#include "distributed/planning/comm_model.h"
-#include "distributed/planning/compute_profile.h"
-#include "distributed/planning/measurement_sizes.h"
+#include "distributed/planning/belief.h"
+#include "distributed/planning/cluster_catalog.h"
 #include "distributed/planning/planner.h"
+#include "distributed/planning/readable_units.h"
 #include "distributed/planning/simulator.h"
-#include "distributed/profiling/flops_profile.h"
 #include "models/registry.h"
 
 namespace {
 
 using namespace imerge;
+using namespace imerge::apps;
 using namespace imerge::distributed;
+
+constexpr const char* kDefaultCluster = "paper-small+10gbe";
 
 struct Options {
   std::vector<std::string> models;
-  int64_t batchSize = 32;
-  int64_t imageSize = 224;
   std::vector<int> workers = {1, 2, 4, 8, 16, 32};
   std::vector<std::string> strategies = strategyNames();
   int measureUpTo = 0;
-  int64_t maxSteps = 15;
-  int64_t warmupSteps = 5;
-  std::string profile;
-  double flopsGigaflops = 0;
-  std::string commModel;
+  ComputeInputs compute;
+  std::string cluster = kDefaultCluster;
+  std::vector<std::string> beliefs;
+  std::vector<double> startupScales = {1};
+  std::vector<double> bandwidthScales = {1};
   std::string out = "scale";
   std::string preset;
   std::string traceDir;
-  std::string imergeTrain;
-  std::string mpirun = "mpirun";
-  // Instead of mpirun: a command that launches the ranks, with {ranks} replaced by their number,
-  // e.g. "scripts/slow-network.sh --ranks {ranks} --rate 1gbit --".
-  std::string launcher;
-  PlannerOptions planner;
+  RealRunSettings real;  // also the batch and image size of simulated rows
 };
 
-struct Row {
-  std::string model;
-  int workers = 0;
-  std::string strategy;
-  std::string source;  // "measured" or "simulated"
-  double iterationSeconds = 0;
-  double imagesPerSecond = 0;
-  double communicationSeconds = 0;
-  double speedup = 0;
-  double scalingEfficiency = 0;
-  double overlappedSeconds = 0;
-  double waitingSeconds = 0;
-  size_t buckets = 0;
-};
+std::string joined(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
 
 // ---- input checks ----
 
 void applyPreset(Options& options, const CLI::App& app) {
   if (options.preset.empty()) return;
+  const Preset& preset = presetNamed(options.preset);
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
-  if (options.preset == "imerge") {
-    // The IMerge study: four ImageNet models, 4 to 32 workers, all six strategies.
-    if (!given("--model")) options.models = {"resnet18", "vgg16", "alexnet", "resnet50"};
-    if (!given("--workers")) options.workers = {4, 8, 16, 32};
-    if (!given("--strategies")) options.strategies = strategyNames();
-  } else {
-    // SINGA's benchmark page: ResNet-50, 32 images per worker, time and throughput vs workers.
-    if (!given("--model")) options.models = {"resnet50"};
-    if (!given("--batch-size")) options.batchSize = 32;
-    if (!given("--workers")) options.workers = {1, 2, 4, 8, 16, 32};
-  }
+  if (!given("--model")) options.models = preset.models;
+  if (!given("--batch-size")) options.real.batchSize = preset.batchSize;
+  if (!given("--workers")) options.workers = preset.workers;
+  if (!given("--cluster") && !preset.cluster.empty()) options.cluster = preset.cluster;
+  const bool computeGiven = given("--device-gflops") || given("--single-worker-images-per-s") ||
+                            given("--profile") || given("--measure-up-to");
+  if (!computeGiven)
+    options.compute.singleWorkerImagesPerSecond = preset.singleWorkerImagesPerSecond;
 }
 
 void checkOptions(const Options& options) {
-  IMERGE_CHECK(!options.models.empty(), "--model: no model given (or use --preset imerge|singa)");
+  IMERGE_CHECK(!options.models.empty(), "--model: no model given (or use --preset)");
   const std::vector<std::string> known = models::modelNames();
   for (const std::string& model : options.models) {
-    if (std::find(known.begin(), known.end(), model) != known.end()) continue;
-    std::string names;
-    for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
-    IMERGE_FAIL("--model: unknown model '", model, "'; known models: ", names);
+    IMERGE_CHECK(std::find(known.begin(), known.end(), model) != known.end(),
+                 "--model: unknown model '", model, "'; known models: ", joined(known));
   }
   const std::vector<std::string>& strategies = strategyNames();
   for (const std::string& strategy : options.strategies) {
-    if (std::find(strategies.begin(), strategies.end(), strategy) != strategies.end()) continue;
-    IMERGE_FAIL("--strategies: unknown strategy '", strategy,
-                "'; known: default, wfbp, fusion, priority, mgwfbp, imerge");
+    IMERGE_CHECK(std::find(strategies.begin(), strategies.end(), strategy) != strategies.end(),
+                 "--strategies: unknown strategy '", strategy, "'; known: ", joined(strategies));
   }
   IMERGE_CHECK(!options.workers.empty(), "--workers: no worker counts given");
   for (int workers : options.workers) {
     IMERGE_CHECK(workers >= 1, "--workers: ", workers, " is not a worker count (at least 1)");
   }
-  IMERGE_CHECK(!(options.profile.empty() && options.flopsGigaflops <= 0 && options.measureUpTo < 1),
-               "no compute profile: give --profile FILE (from imerge-train --profile), "
-               "--flops-gflops X (derive it from the model's FLOPs) or --measure-up-to N (measure "
-               "real runs, which also write profiles)");
-  IMERGE_CHECK(options.profile.empty() || options.models.size() == 1,
-               "--profile: one profile describes one model, but ", options.models.size(),
-               " models were asked for; use --flops-gflops for several");
 }
 
-// ---- communication ----
+// The belief source of every strategy, --fusion-bytes standing for fusion's when given.
+std::map<std::string, std::string> chooseBeliefs(Options& options, const CLI::App& app) {
+  std::map<std::string, std::string> beliefs = parseBeliefFlag(options.beliefs);
+  const bool fusionBytesGiven = app.count("--fusion-bytes") > 0;
+  if (beliefs.count("fusion")) {
+    IMERGE_CHECK(!fusionBytesGiven, "--belief fusion=", beliefs["fusion"],
+                 " and --fusion-bytes both set fusion's threshold; give one");
+    options.real.planner.fusionBytes = fusionThresholdBytes(beliefs["fusion"]);
+  }
+  for (const std::string& strategy : strategyNames()) {
+    beliefs.emplace(strategy, defaultBeliefSource(strategy));
+  }
+  if (fusionBytesGiven) {
+    beliefs["fusion"] = detail::concat("fusion-bytes-", options.real.planner.fusionBytes);
+  }
+  return beliefs;
+}
 
-// The truth per worker count and the samples beliefs are fitted from.
-class Cluster {
- public:
-  explicit Cluster(const std::string& commModelPath) {
-    if (commModelPath.empty()) {
-      truth_ = std::make_unique<ClusterProfile>(paperLikeClusterProfile());
-      return;
+// ---- the study ----
+
+struct Study {
+  const Options& options;
+  std::map<std::string, std::string> beliefs;
+  ClusterInput cluster;
+
+  // The model `strategy` plans with at `workers` on `network` (null for plans by sizes alone).
+  std::shared_ptr<const CommModel> beliefAt(const ClusterInput& network,
+                                            const std::string& strategy, int workers) const {
+    const std::string& source = beliefs.at(strategy);
+    return beliefModel(source.rfind("fusion-bytes-", 0) == 0 ? "sizes-only" : source,
+                       network.beliefSamples(workers), network.sharedTruth());
+  }
+
+  ScaleRow simulated(const std::string& model, int workers, const std::string& strategy,
+                     const ComputeProfile& profile, const ClusterInput& network,
+                     double singleWorkerSeconds, double startupScale, double bandwidthScale) const {
+    const std::unique_ptr<Planner> planner = makePlanner(strategy, options.real.planner);
+    const auto belief = beliefAt(network, strategy, std::max(workers, 2));
+    const Plan plan = planner->plan(profile.tensors, *belief, workers);
+    const SimResult result = simulate(plan, profile, network.truth(), workers,
+                                      {.batchPerWorker = options.real.batchSize});
+    if (!options.traceDir.empty()) {
+      const std::string scales = startupScale == 1 && bandwidthScale == 1
+                                     ? ""
+                                     : detail::concat("_s", startupScale, "_b", bandwidthScale);
+      writeSimTrace(detail::concat(options.traceDir, "/", model, "_", strategy, "_", workers, "w",
+                                   scales, ".json"),
+                    result,
+                    detail::concat(model, " ", strategy, " ", workers, " workers (simulated)"));
     }
-    std::map<int, std::shared_ptr<const CommModel>> fits;
-    for (const CommSample& sample : readCommSamplesCsv(commModelPath)) {
-      samples_[sample.workers].push_back(sample);
+    ScaleRow row{.model = model,
+                 .workers = workers,
+                 .strategy = strategy,
+                 .belief = beliefs.at(strategy),
+                 .source = "simulated"};
+    row.iterationSeconds = result.iterationSeconds;
+    row.imagesPerSecond = result.imagesPerSecond;
+    row.communicationSeconds = result.communicationSeconds;
+    row.overlappedSeconds = result.overlappedSeconds;
+    row.waitingSeconds = result.waitingSeconds;
+    row.buckets = result.buckets;
+    row.speedup = workers * singleWorkerSeconds / result.iterationSeconds;
+    row.scalingEfficiency = row.speedup / workers;
+    row.clusterTruth = network.truthAt(workers);
+    row.startupScale = startupScale;
+    row.bandwidthScale = bandwidthScale;
+    return row;
+  }
+};
+
+// What every strategy believes beside the truth, at each worker count of the study.
+nlohmann::json reportBeliefs(const Study& study, const std::vector<int>& workerCounts) {
+  nlohmann::json report = nlohmann::json::object();
+  for (int workers : workerCounts) {
+    if (workers < 2) continue;
+    nlohmann::json atCount = {{"truth", study.cluster.truth().modelFor(workers).describe() + " (" +
+                                            study.cluster.truthAt(workers) + ")"}};
+    std::cout << workers << " workers: truth " << atCount["truth"].get<std::string>() << "\n";
+    for (const std::string& strategy : study.options.strategies) {
+      const std::string& source = study.beliefs.at(strategy);
+      const bool sizesOnly = !makePlanner(strategy, study.options.real.planner)->usesTimings();
+      const std::string text =
+          sizesOnly
+              ? (source.rfind("fusion-bytes-", 0) == 0
+                     ? "fusion threshold " + readableBytes(study.options.real.planner.fusionBytes) +
+                           " (--fusion-bytes)"
+                     : describeBeliefSource(source))
+              : describeBeliefSource(source) + ": " +
+                    study.beliefAt(study.cluster, strategy, workers)->describe();
+      std::cout << "  " << strategy << " believes " << source << ": " << text << "\n";
+      atCount[strategy] = {{"source", source}, {"model", text}};
     }
-    for (const auto& [workers, samples] : samples_) {
-      if (workers < 2) continue;  // one worker communicates nothing
-      try {
-        fits[workers] = std::make_shared<PiecewiseCommModel>(fitPiecewise(samples));
-      } catch (const Error& error) {
-        IMERGE_FAIL("--comm-model ", commModelPath, ": the samples at ", workers,
-                    " workers cannot be fitted: ", error.what());
+    report[std::to_string(workers)] = std::move(atCount);
+  }
+  return report;
+}
+
+// Where more workers give less throughput, a note that says so, with the cluster's startup (the
+// cost of a message of no bytes, paid once per message) and its cost of the model's whole
+// gradient at both counts: the reason, when the published constants force it.
+std::vector<std::string> fewerImagesWithMoreWorkers(const std::vector<ScaleRow>& rows,
+                                                    const ClusterInput& cluster,
+                                                    const std::map<std::string, size_t>& bytes) {
+  using Key = std::tuple<std::string, std::string, std::string, double, double>;
+  std::map<Key, std::map<int, const ScaleRow*>> series;
+  for (const ScaleRow& row : rows) {
+    series[{row.model, row.strategy, row.source, row.startupScale, row.bandwidthScale}]
+          [row.workers] = &row;
+  }
+  std::vector<std::string> notes;
+  for (const auto& [key, byWorkers] : series) {
+    const ScaleRow* previous = nullptr;
+    for (const auto& [workers, row] : byWorkers) {
+      if (previous != nullptr && row->imagesPerSecond < previous->imagesPerSecond &&
+          std::get<3>(key) == 1 && std::get<4>(key) == 1 && bytes.count(row->model)) {
+        const size_t total = bytes.at(row->model);
+        notes.push_back(detail::concat(
+            row->model, " ", row->strategy, " (", row->source, "): ", workers, " workers give ",
+            static_cast<int>(row->imagesPerSecond), " images/s, below the ",
+            static_cast<int>(previous->imagesPerSecond), " of ", previous->workers,
+            " workers; the cluster's startup per message is ",
+            readableSeconds(cluster.truth().seconds(0, workers)), " at ", workers,
+            " workers against ", readableSeconds(cluster.truth().seconds(0, previous->workers)),
+            " at ", previous->workers, ", and the whole gradient (", readableBytes(total),
+            ") costs ", readableSeconds(cluster.truth().seconds(total, workers)), " at ", workers,
+            " workers against ", readableSeconds(cluster.truth().seconds(total, previous->workers)),
+            " at ", previous->workers, " (", cluster.truthAt(workers), " / ",
+            cluster.truthAt(previous->workers), ")"));
       }
+      previous = row;
     }
-    IMERGE_CHECK(!fits.empty(), "--comm-model ", commModelPath,
-                 ": no samples at 2 or more workers (column 'workers'); one worker says "
-                 "nothing about the network");
-    truth_ = std::make_unique<ClusterProfile>(commModelPath, std::move(fits));
   }
-
-  const CommModel& truth() const { return *truth_; }
-  std::string describe() const { return truth_->describe(); }
-
-  std::vector<CommSample> beliefSamples(int workers) const {
-    if (auto measured = samples_.find(workers); measured != samples_.end()) {
-      return measured->second;
-    }
-    std::vector<CommSample> samples;
-    for (size_t bytes : sweepMeasurementSizes(4, size_t{256} << 20)) {
-      samples.push_back({bytes, workers, truth_->seconds(bytes, workers)});
-    }
-    return samples;
-  }
-
- private:
-  std::unique_ptr<ClusterProfile> truth_;
-  std::map<int, std::vector<CommSample>> samples_;
-};
-
-// ---- real runs ----
-
-std::string shellQuoted(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
+  return notes;
 }
 
-std::string defaultImergeTrain(const char* argv0) {
-  std::error_code ignored;
-  const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe", ignored);
-  const std::filesystem::path beside =
-      (self.empty() ? std::filesystem::path(argv0) : self).parent_path() / "imerge-train";
-  return beside.string();
-}
-
-struct MeasuredRun {
-  Row row;
-  ComputeProfile profile;
-};
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
-
-// One real run: `imerge-train` in one process (workers == 1, through --profile's one-process
-// DataParallel so the same breakdown is logged) or `mpirun -np workers imerge-train --dist`.
-MeasuredRun measure(const Options& options, const std::string& model, int workers,
-                    const std::string& strategy, const std::string& scratch) {
-  const std::string stem = detail::concat(scratch, "/", model, "_", strategy, "_", workers, "w");
-  const std::string log = stem + ".metrics.json";
-  const std::string profilePath = stem + ".profile.json";
-  const std::string output = stem + ".out";
-  std::string command;
-  if (workers > 1 && !options.launcher.empty()) {
-    command = options.launcher;
-    for (size_t at; (at = command.find("{ranks}")) != std::string::npos;) {
-      command.replace(at, 7, std::to_string(workers));
-    }
-    command += " ";
-  } else if (workers > 1) {
-    command = shellQuoted(options.mpirun) +
-              " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(workers) +
-              " ";
-  }
-  command += shellQuoted(options.imergeTrain) + " --model " + shellQuoted(model) +
-             " --dataset synthetic --image-size " + std::to_string(options.imageSize) +
-             " --batch-size " + std::to_string(options.batchSize) + " --epochs 1 --max-steps " +
-             std::to_string(options.maxSteps) + " --warmup-steps " +
-             std::to_string(options.warmupSteps) + " --workers 1 --log-json " + shellQuoted(log) +
-             " --profile " + shellQuoted(profilePath) + " --fusion-bytes " +
-             std::to_string(options.planner.fusionBytes) + " --slice-elems " +
-             std::to_string(options.planner.sliceElements);
-  if (workers > 1) command += " --dist " + strategy;
-  command += " > " + shellQuoted(output) + " 2>&1";
-  std::printf("measuring %s on %d worker%s%s%s (%lld steps) ...\n", model.c_str(), workers,
-              workers == 1 ? "" : "s", workers == 1 ? "" : " with ",
-              workers == 1 ? "" : strategy.c_str(), static_cast<long long>(options.maxSteps));
-  std::fflush(stdout);
-  const int status = std::system(command.c_str());
-  IMERGE_CHECK(status == 0, "the measured run of ", model, " on ", workers, " workers with ",
-               strategy, " failed (exit status ", status, "); its output is in ", output,
-               "\n  command: ", command);
-
-  std::ifstream file(log);
-  IMERGE_CHECK(file.is_open(), "the measured run wrote no metrics log ", log);
-  const nlohmann::json document = nlohmann::json::parse(file);
-  const nlohmann::json& epoch = document.at("epochs").at(0);
-  IMERGE_CHECK(epoch.contains("distributed"), log, ": no 'distributed' breakdown in epoch 1");
-  const nlohmann::json& steps = epoch["distributed"]["per_iteration"];
-  // The steady state: after the warm-up and the step that rebuilds the plan.
-  auto steady = [&](const char* key) {
-    std::vector<double> values = steps.at(key).get<std::vector<double>>();
-    const size_t skip = static_cast<size_t>(options.warmupSteps + 1);
-    IMERGE_CHECK(values.size() > skip, log, ": ", values.size(), " iterations, but ", skip,
-                 " are warm-up; raise --max-steps");
-    values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(skip));
-    return values;
-  };
-  MeasuredRun run;
-  run.row = {model, workers, strategy, "measured"};
-  run.row.iterationSeconds = median(steady("iteration_s"));
-  run.row.communicationSeconds = median(steady("communication_s"));
-  run.row.overlappedSeconds = median(steady("overlapped_s"));
-  run.row.waitingSeconds = median(steady("waiting_s"));
-  run.row.buckets = epoch["distributed"].at("buckets").get<size_t>();
-  run.row.imagesPerSecond = workers * options.batchSize / run.row.iterationSeconds;
-  run.profile = readComputeProfile(profilePath);
-  return run;
-}
-
-// ---- simulation ----
-
-Row simulated(const std::string& model, int workers, const std::string& strategy,
-              const ComputeProfile& profile, const Cluster& cluster, const Options& options,
-              double singleWorkerSeconds) {
-  const std::unique_ptr<Planner> planner = makePlanner(strategy, options.planner);
-  const std::unique_ptr<CommModel> belief =
-      beliefModelFor(strategy, cluster.beliefSamples(std::max(workers, 2)));
-  const Plan plan = planner->plan(profile.tensors, *belief, workers);
-  const SimResult result =
-      simulate(plan, profile, cluster.truth(), workers, {.batchPerWorker = options.batchSize});
-  if (!options.traceDir.empty()) {
-    writeSimTrace(
-        detail::concat(options.traceDir, "/", model, "_", strategy, "_", workers, "w.json"), result,
-        detail::concat(model, " ", strategy, " ", workers, " workers (simulated)"));
-  }
-  Row row{model, workers, strategy, "simulated"};
-  row.iterationSeconds = result.iterationSeconds;
-  row.imagesPerSecond = result.imagesPerSecond;
-  row.communicationSeconds = result.communicationSeconds;
-  row.overlappedSeconds = result.overlappedSeconds;
-  row.waitingSeconds = result.waitingSeconds;
-  row.buckets = result.buckets;
-  row.speedup = workers * singleWorkerSeconds / result.iterationSeconds;
-  row.scalingEfficiency = row.speedup / workers;
-  return row;
-}
-
-// ---- output ----
-
-void writeTables(const std::string& prefix, const std::vector<Row>& rows,
-                 const nlohmann::json& config) {
-  const std::string csvPath = prefix + ".csv";
-  std::ofstream csv(csvPath);
-  IMERGE_CHECK(csv.is_open(), "--out: cannot write ", csvPath);
-  csv << "model,workers,strategy,source,seconds_per_iteration,images_per_second,"
-         "communication_seconds,speedup,scaling_efficiency,overlapped_seconds,waiting_seconds,"
-         "buckets\n";
-  csv.precision(6);
-  nlohmann::json jsonRows = nlohmann::json::array();
-  for (const Row& row : rows) {
-    csv << row.model << "," << row.workers << "," << row.strategy << "," << row.source << ","
-        << row.iterationSeconds << "," << row.imagesPerSecond << "," << row.communicationSeconds
-        << "," << row.speedup << "," << row.scalingEfficiency << "," << row.overlappedSeconds << ","
-        << row.waitingSeconds << "," << row.buckets << "\n";
-    jsonRows.push_back({{"model", row.model},
-                        {"workers", row.workers},
-                        {"strategy", row.strategy},
-                        {"source", row.source},
-                        {"seconds_per_iteration", row.iterationSeconds},
-                        {"images_per_second", row.imagesPerSecond},
-                        {"communication_seconds", row.communicationSeconds},
-                        {"speedup", row.speedup},
-                        {"scaling_efficiency", row.scalingEfficiency},
-                        {"overlapped_seconds", row.overlappedSeconds},
-                        {"waiting_seconds", row.waitingSeconds},
-                        {"buckets", row.buckets}});
-  }
-  IMERGE_CHECK(csv.good(), "--out: writing ", csvPath, " failed");
-  const std::string jsonPath = prefix + ".json";
-  std::ofstream json(jsonPath);
-  IMERGE_CHECK(json.is_open(), "--out: cannot write ", jsonPath);
-  json << nlohmann::json{{"config", config}, {"rows", std::move(jsonRows)}}.dump(1) << "\n";
-  IMERGE_CHECK(json.good(), "--out: writing ", jsonPath, " failed");
-}
-
-void printRow(const Row& row, size_t done, size_t total) {
-  std::printf(
-      "[%zu/%zu] %-9s %3d workers %-8s %-9s %9.2f ms/iter %9.1f img/s  comm %8.2f ms  "
-      "speedup %6.2f (%3.0f%%)\n",
-      done, total, row.model.c_str(), row.workers, row.strategy.c_str(), row.source.c_str(),
-      1e3 * row.iterationSeconds, row.imagesPerSecond, 1e3 * row.communicationSeconds, row.speedup,
-      100 * row.scalingEfficiency);
-  std::fflush(stdout);
-}
-
-int run(Options& options) {
+int run(Options& options, const CLI::App& app) {
   checkOptions(options);
-  const Cluster cluster(options.commModel);
-  std::cout << "communication truth: " << cluster.describe() << "\n";
-  if (!options.traceDir.empty()) std::filesystem::create_directories(options.traceDir);
-  const std::string scratch = options.out + ".runs";
-  if (options.measureUpTo >= 1) {
-    std::filesystem::create_directories(scratch);
-    IMERGE_CHECK(std::filesystem::exists(options.imergeTrain),
-                 "--imerge-train: ", options.imergeTrain,
-                 " does not exist; build imerge-train or name it");
-  }
-  ComputeProfile given;
-  if (!options.profile.empty()) {
-    given = readComputeProfile(options.profile);
-    IMERGE_CHECK(given.batchPerWorker == 0 || given.batchPerWorker == options.batchSize,
-                 "--profile ", options.profile, ": measured at batch ", given.batchPerWorker,
-                 " per worker, but --batch-size is ", options.batchSize);
-  }
-
+  Study study{options, chooseBeliefs(options, app), loadCluster(options.cluster)};
+  std::cout << "communication truth: " << study.cluster.truth().describe() << "\n";
   std::vector<int> workerCounts = options.workers;
   std::sort(workerCounts.begin(), workerCounts.end());
   workerCounts.erase(std::unique(workerCounts.begin(), workerCounts.end()), workerCounts.end());
-  const size_t total = [&] {
-    size_t rows = 0;
-    for (int workers : workerCounts) {
-      rows += options.strategies.size() * (workers <= options.measureUpTo ? 2 : 1);
-    }
-    return rows * options.models.size();
-  }();
+  // Every input is checked (and every FLOPs count made) before the long belief report.
+  const ComputeProfiles compute(options.compute, options.models, options.real.batchSize,
+                                options.real.imageSize, options.measureUpTo >= 1);
+  const nlohmann::json beliefReport = reportBeliefs(study, workerCounts);
 
-  std::vector<Row> rows;
-  for (const std::string& model : options.models) {
-    ComputeProfile flops;
-    if (options.profile.empty() && options.flopsGigaflops > 0) {
-      const int64_t classes = options.imageSize <= 64 ? 10 : 1000;  // as the synthetic data
-      auto network = models::buildModel(
-          model, {.inChannels = 3, .classes = classes, .smallImages = options.imageSize <= 64});
-      std::cout << model << ": counting FLOPs at " << options.imageSize << "x" << options.imageSize
-                << "\n";
-      flops = profileFromFlops(*network, {3, options.imageSize, options.imageSize},
-                               options.batchSize, options.flopsGigaflops);
-      flops.model = model;
+  if (!options.traceDir.empty()) std::filesystem::create_directories(options.traceDir);
+  options.real.scratch = options.out + ".runs";
+  if (options.measureUpTo >= 1) {
+    std::filesystem::create_directories(options.real.scratch);
+    IMERGE_CHECK(std::filesystem::exists(options.real.imergeTrain),
+                 "--imerge-train: ", options.real.imergeTrain,
+                 " does not exist; build imerge-train or name it");
+  }
+  // Every combination of the sweep's factors; the real runs belong to the unscaled cluster.
+  std::vector<std::pair<double, double>> scales;
+  for (double startup : options.startupScales) {
+    for (double bandwidth : options.bandwidthScales) scales.emplace_back(startup, bandwidth);
+  }
+  std::vector<ClusterInput> networks;
+  for (const auto& [startup, bandwidth] : scales) {
+    networks.push_back(study.cluster.withScaledCosts(startup, bandwidth));
+  }
+  const size_t total = [&] {
+    size_t perModel = 0;
+    for (int workers : workerCounts) {
+      perModel += options.strategies.size() *
+                  (workers <= options.measureUpTo ? 1 + scales.size() : scales.size());
     }
-    // The profile for counts not measured: given, from FLOPs, or the largest measured count's.
-    ComputeProfile profile = options.profile.empty() ? flops : given;
+    const size_t published =
+        options.preset.empty() ? 0 : presetNamed(options.preset).published.size();
+    return perModel * options.models.size() + published;
+  }();
+  const bool printEveryRow = total <= 400;  // a sweep prints one line per model instead
+
+  std::vector<ScaleRow> rows;
+  std::map<std::string, size_t> gradientBytes;
+  auto add = [&](ScaleRow row) {
+    rows.push_back(std::move(row));
+    if (printEveryRow) printScaleRow(rows.back(), rows.size(), total);
+  };
+  for (const std::string& model : options.models) {
+    std::optional<ComputeProfile> profile = compute.profileFor(model);
+    std::cout << model << ": compute from " << compute.sourceOf(model) << "\n";
     std::optional<double> measuredSingle;
     std::optional<MeasuredRun> singleRun;  // one worker runs no strategy: measured once
     for (int workers : workerCounts) {
@@ -414,8 +312,10 @@ int run(Options& options) {
         if (!measured) continue;
         MeasuredRun run = workers == 1 && singleRun
                               ? *singleRun
-                              : measure(options, model, workers, strategy, scratch);
+                              : measureRealRun(options.real, model, workers, strategy);
         run.row.strategy = strategy;
+        run.row.belief = study.beliefs.at(strategy);
+        run.row.clusterTruth = "measured";
         if (workers == 1) {
           singleRun = run;
           measuredSingle = run.row.iterationSeconds;
@@ -423,52 +323,115 @@ int run(Options& options) {
         const double single = measuredSingle ? *measuredSingle : run.profile.computeSeconds();
         run.row.speedup = workers * single / run.row.iterationSeconds;
         run.row.scalingEfficiency = run.row.speedup / workers;
-        rows.push_back(run.row);
-        printRow(rows.back(), rows.size(), total);
+        add(run.row);
         measuredProfiles[strategy] = run.profile;
         // The same (workers, strategy) simulated on its own run's profile, to compare.
-        rows.push_back(simulated(model, workers, strategy, run.profile, cluster, options,
-                                 measuredSingle ? *measuredSingle : run.profile.computeSeconds()));
-        printRow(rows.back(), rows.size(), total);
+        add(study.simulated(model, workers, strategy, run.profile, study.cluster, single, 1, 1));
       }
-      if (measured && options.profile.empty() && options.flopsGigaflops <= 0) {
+      if (measured && compute.sourceOf(model) == "measured runs") {
         profile = measuredProfiles.count("wfbp") ? measuredProfiles["wfbp"]
                                                  : measuredProfiles.begin()->second;
       }
-      if (measured) continue;
+      if (measured && scales.size() == 1 && scales[0] == std::pair(1.0, 1.0)) continue;
       for (const std::string& strategy : options.strategies) {
-        rows.push_back(simulated(model, workers, strategy, profile, cluster, options,
-                                 measuredSingle ? *measuredSingle : profile.computeSeconds()));
-        printRow(rows.back(), rows.size(), total);
+        for (size_t s = 0; s < scales.size(); ++s) {
+          add(study.simulated(model, workers, strategy, *profile, networks[s],
+                              measuredSingle ? *measuredSingle : profile->computeSeconds(),
+                              scales[s].first, scales[s].second));
+        }
       }
+    }
+    if (profile) {
+      size_t bytes = 0;
+      for (const TensorInfo& tensor : profile->tensors) bytes += tensor.bytes;
+      gradientBytes[model] = bytes;
+    }
+    if (!printEveryRow) std::cout << model << ": " << rows.size() << " of " << total << " rows\n";
+  }
+
+  // A preset's measured figures, beside the simulation of the same cells.
+  if (!options.preset.empty()) {
+    for (const PublishedThroughput& cell : presetNamed(options.preset).published) {
+      const auto single = compute.profileFor(cell.model);
+      ScaleRow row{.model = cell.model,
+                   .workers = cell.workers,
+                   .strategy = cell.strategy,
+                   .belief = "",
+                   .source = "published"};
+      row.imagesPerSecond = cell.imagesPerSecond;
+      row.iterationSeconds = cell.workers * options.real.batchSize / cell.imagesPerSecond;
+      const double singleSeconds = single ? single->computeSeconds() : 0;
+      row.speedup =
+          singleSeconds > 0 ? cell.imagesPerSecond * singleSeconds / options.real.batchSize : 0;
+      row.scalingEfficiency = row.speedup / cell.workers;
+      row.clusterTruth = "measured";
+      add(row);
     }
   }
 
-  nlohmann::json config = {
-      {"models", options.models},         {"batch_per_worker", options.batchSize},
-      {"image_size", options.imageSize},  {"workers", workerCounts},
-      {"strategies", options.strategies}, {"measured_up_to", options.measureUpTo},
-      {"profile", options.profile},       {"flops_gflops", options.flopsGigaflops},
-      {"comm_model", options.commModel},  {"communication_truth", cluster.describe()},
-      {"preset", options.preset}};
-  writeTables(options.out, rows, config);
+  const std::vector<std::string> notes =
+      fewerImagesWithMoreWorkers(rows, study.cluster, gradientBytes);
+  for (const std::string& note : notes) std::cout << "note: " << note << "\n";
+  nlohmann::json compute_inputs = nlohmann::json::object();
+  for (const std::string& model : options.models) compute_inputs[model] = compute.sourceOf(model);
+  const nlohmann::json config = {{"models", options.models},
+                                 {"batch_per_worker", options.real.batchSize},
+                                 {"image_size", options.real.imageSize},
+                                 {"workers", workerCounts},
+                                 {"strategies", options.strategies},
+                                 {"measured_up_to", options.measureUpTo},
+                                 {"compute", compute_inputs},
+                                 {"cluster", options.cluster},
+                                 {"communication_truth", study.cluster.truth().describe()},
+                                 {"beliefs", beliefReport},
+                                 {"startup_scales", options.startupScales},
+                                 {"bandwidth_scales", options.bandwidthScales},
+                                 {"preset", options.preset}};
+  writeScaleTables(options.out, rows, config, notes);
   std::cout << "wrote " << options.out << ".csv and " << options.out << ".json (" << rows.size()
             << " rows)\n";
   return 0;
+}
+
+std::string clusterHelp() {
+  std::string text =
+      "the simulation's all-reduce cost: imerge-commbench samples, an a + bM table (FILE or "
+      "FILE:NETWORK), SMALL+LARGE (a small-message table or paper-small, then a cluster), or "
+      "a built-in name:";
+  for (const BuiltInCluster& cluster : builtInClusters()) {
+    text += "\n    " + cluster.name + ": " + cluster.description;
+  }
+  return text;
+}
+
+std::string beliefHelp() {
+  std::string text =
+      "what a strategy plans with, STRATEGY=SOURCE (comma-separated); the "
+      "sources, the default first:";
+  for (const std::string& strategy : strategyNames()) {
+    text += "\n    " + strategy + ": " + joined(beliefSourcesFor(strategy));
+  }
+  return text;
+}
+
+std::string presetHelp() {
+  std::string text = "a published setting:";
+  for (const Preset& preset : presets()) text += "\n    " + preset.name + ": " + preset.description;
+  return text;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
-  options.imergeTrain = defaultImergeTrain(argv[0]);
+  options.real.imergeTrain = imergeTrainBeside(argv[0]);
   CLI::App app{"imerge-scale: measured and simulated scalability of the strategies"};
   app.add_option("--model", options.models, "model name(s), e.g. resnet18 (comma-separated)")
       ->delimiter(',');
-  app.add_option("--batch-size", options.batchSize, "images per worker and iteration")
+  app.add_option("--batch-size", options.real.batchSize, "images per worker and iteration")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--image-size", options.imageSize,
+  app.add_option("--image-size", options.real.imageSize,
                  "image side; 64 or less uses the models' small-image stems")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -476,46 +439,54 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--strategies", options.strategies,
-                 "strategies (default all six: default,wfbp,fusion,priority,mgwfbp,imerge)")
+                 "strategies (default all: " + joined(strategyNames()) + ")")
       ->delimiter(',');
   app.add_option("--measure-up-to", options.measureUpTo,
                  "measure real runs (mpirun imerge-train) at worker counts up to this one")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--max-steps", options.maxSteps, "steps of each measured run")
+  app.add_option("--max-steps", options.real.maxSteps, "steps of each measured run")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--warmup-steps", options.warmupSteps,
+  app.add_option("--warmup-steps", options.real.warmupSteps,
                  "warm-up steps of each measured run (left out of its figures)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--profile", options.profile, "measured compute profile (imerge-train --profile)")
+  app.add_option("--profile", options.compute.profiles,
+                 "measured compute profile(s) (imerge-train --profile), one per model")
       ->check(CLI::ExistingFile);
-  app.add_option("--flops-gflops", options.flopsGigaflops,
-                 "derive the compute profile from the model's FLOPs at this many GFLOP/s")
+  app.add_option("--device-gflops,--flops-gflops", options.compute.deviceGflops,
+                 "compute from each model's FLOPs at G GFLOP/s: G for every model, or MODEL=G,...")
+      ->delimiter(',');
+  app.add_option("--single-worker-images-per-s", options.compute.singleWorkerImagesPerSecond,
+                 "compute brought to a published single-worker throughput: MODEL=X,...")
+      ->delimiter(',');
+  app.add_option("--cluster,--comm-model", options.cluster, clusterHelp())->capture_default_str();
+  app.add_option("--belief", options.beliefs, beliefHelp())->delimiter(',');
+  app.add_option("--startup-scale", options.startupScales,
+                 "sweep: multiply every startup cost of the cluster by each factor")
+      ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  app.add_option("--comm-model", options.commModel,
-                 "measured all-reduce samples (bytes,workers,seconds CSV, imerge-commbench): the "
-                 "simulation's truth; default: the built-in paper-like cluster")
-      ->check(CLI::ExistingFile);
+  app.add_option("--bandwidth-scale", options.bandwidthScales,
+                 "sweep: multiply the cluster's bandwidth by each factor")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   app.add_option("--out", options.out, "write PREFIX.csv and PREFIX.json")->capture_default_str();
-  app.add_option("--preset", options.preset,
-                 "imerge: resnet18, vgg16, alexnet, resnet50 at 4-32 workers, all strategies; "
-                 "singa: resnet50, batch 32, 1-32 workers")
-      ->check(CLI::IsMember({"imerge", "singa"}));
+  app.add_option("--preset", options.preset, presetHelp());
   app.add_option("--trace-dir", options.traceDir,
                  "write each simulated timeline as a Chrome trace into this folder");
-  app.add_option("--imerge-train", options.imergeTrain, "the imerge-train binary for real runs")
+  app.add_option("--imerge-train", options.real.imergeTrain,
+                 "the imerge-train binary for real runs")
       ->capture_default_str();
-  app.add_option("--mpirun", options.mpirun, "the mpirun of real runs")->capture_default_str();
-  app.add_option("--launcher", options.launcher,
+  app.add_option("--mpirun", options.real.mpirun, "the mpirun of real runs")->capture_default_str();
+  app.add_option("--launcher", options.real.launcher,
                  "launch real runs with this command instead of mpirun, {ranks} replaced by the "
                  "rank count (e.g. \"scripts/slow-network.sh --ranks {ranks} --rate 1gbit --\")");
-  apps::addPlannerFlags(app, options.planner);
+  addPlannerFlags(app, options.real.planner);
   CLI11_PARSE(app, argc, argv);
   try {
     applyPreset(options, app);
-    return run(options);
+    return run(options, app);
   } catch (const std::exception& error) {
     std::cerr << "imerge-scale: error: " << error.what() << "\n";
     return 1;
