@@ -75,12 +75,6 @@ std::map<std::string, std::string> parseBeliefFlag(const std::vector<std::string
   return chosen;
 }
 
-std::string beliefOf(const std::map<std::string, std::string>& chosen,
-                     const std::string& strategy) {
-  const auto found = chosen.find(strategy);
-  return found != chosen.end() ? found->second : defaultBeliefSource(strategy);
-}
-
 size_t fusionThresholdBytes(const std::string& source) {
   if (source == "horovod-64mib") return size_t{64} << 20;
   if (source == "horovod-128mib") return size_t{128} << 20;

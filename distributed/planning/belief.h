@@ -41,13 +41,11 @@ const std::string& defaultBeliefSource(const std::string& strategy);
 // One line for reports and --help: "least squares a + bM over 32 KiB-2 MiB (MG-WFBP's code)".
 std::string describeBeliefSource(const std::string& source);
 
-// The beliefs of a run: --belief STRATEGY=SOURCE[,...] over the defaults. Refuses, naming the
-// flag and the entry, an entry without '=', an unknown strategy, a source the strategy does
-// not accept (listing those it does) and a strategy given twice.
+// The beliefs --belief STRATEGY=SOURCE[,...] chooses (a strategy it leaves out keeps its
+// default). Refuses, naming the flag and the entry, an entry without '=', an unknown strategy,
+// a source the strategy does not accept (listing those it does) and a strategy given twice.
 std::map<std::string, std::string> parseBeliefFlag(const std::vector<std::string>& entries,
                                                    const std::string& flag = "--belief");
-// The belief of `strategy` in `chosen`, or its default.
-std::string beliefOf(const std::map<std::string, std::string>& chosen, const std::string& strategy);
 
 // The fusion threshold a fusion belief stands for (horovod-64mib: 64 MiB, horovod-128mib:
 // 128 MiB).

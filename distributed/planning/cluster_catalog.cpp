@@ -143,9 +143,9 @@ const std::vector<BuiltInCluster>& builtInClusters() {
   return clusters;
 }
 
-ClusterInput::ClusterInput(std::string spec, std::shared_ptr<const ClusterProfile> truth,
+ClusterInput::ClusterInput(std::shared_ptr<const ClusterProfile> truth,
                            std::map<int, std::vector<CommSample>> measured)
-    : spec_(std::move(spec)), truth_(std::move(truth)), measured_(std::move(measured)) {}
+    : truth_(std::move(truth)), measured_(std::move(measured)) {}
 
 std::string ClusterInput::truthAt(int workers) const {
   if (workers < 2) return "no communication";
@@ -166,8 +166,7 @@ std::vector<CommSample> ClusterInput::beliefSamples(int workers) const {
 
 ClusterInput ClusterInput::withScaledCosts(double startupScale, double bandwidthScale) const {
   if (startupScale == 1 && bandwidthScale == 1) return *this;
-  return ClusterInput(spec_,
-                      std::make_shared<ClusterProfile>(
+  return ClusterInput(std::make_shared<ClusterProfile>(
                           distributed::withScaledCosts(*truth_, startupScale, bandwidthScale)),
                       {});
 }
@@ -221,10 +220,10 @@ ClusterInput loadCluster(const std::string& spec, const std::string& flag) {
     // Beliefs sample the combined cost, not the large side's measurements alone.
     auto combined = std::make_shared<ClusterProfile>(
         combineSmallAndLargeMessages(spec, small, *large.truth, kPaperBreakpointBytes));
-    return ClusterInput(spec, std::move(combined), {});
+    return ClusterInput(std::move(combined), {});
   }
   Loaded whole = loadWhole(spec, flag);
-  return ClusterInput(spec, std::move(whole.truth), std::move(whole.measured));
+  return ClusterInput(std::move(whole.truth), std::move(whole.measured));
 }
 
 }  // namespace imerge::distributed

@@ -38,10 +38,9 @@ const std::vector<BuiltInCluster>& builtInClusters();
 
 class ClusterInput {
  public:
-  ClusterInput(std::string spec, std::shared_ptr<const ClusterProfile> truth,
+  ClusterInput(std::shared_ptr<const ClusterProfile> truth,
                std::map<int, std::vector<CommSample>> measured);
 
-  const std::string& spec() const { return spec_; }
   const ClusterProfile& truth() const { return *truth_; }
   std::shared_ptr<const ClusterProfile> sharedTruth() const { return truth_; }
   bool measured() const { return !measured_.empty(); }
@@ -55,7 +54,6 @@ class ClusterInput {
   ClusterInput withScaledCosts(double startupScale, double bandwidthScale) const;
 
  private:
-  std::string spec_;
   std::shared_ptr<const ClusterProfile> truth_;
   std::map<int, std::vector<CommSample>> measured_;
 };
