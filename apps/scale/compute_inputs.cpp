@@ -94,11 +94,9 @@ ComputeProfiles::ComputeProfiles(const ComputeInputs& inputs,
                  " compute inputs (--device-gflops, --single-worker-images-per-s, --profile); "
                  "give one");
     IMERGE_CHECK(inputsGiven == 1 || measuredRunsProvide, model,
-                 ": no compute input; give --device-gflops ", model, "=G, ",
-                 "--single-worker-images-per-s ", model,
-                 "=X, --profile FILE (imerge-train "
-                 "--profile on ",
-                 model, ") or --measure-up-to N (real runs write profiles)");
+                 ": no compute input; give --device-gflops ", model,
+                 "=G, --single-worker-images-per-s ", model, "=X, --profile FILE (imerge-train ",
+                 "--profile on ", model, ") or --measure-up-to N (real runs write profiles)");
     // Built once here: counting a model's FLOPs builds the model, which takes seconds for
     // ResNet-50, and every row of a study asks for its profile.
     if (auto found = gigaflops_.find(model); found != gigaflops_.end()) {
