@@ -2,6 +2,7 @@
 #include "distributed/planning/cluster_catalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -171,6 +172,45 @@ ClusterInput ClusterInput::withScaledCosts(double startupScale, double bandwidth
                       {});
 }
 
+void checkFitFollowsSamples(const std::string& source, int workers, const CommModel& fit,
+                            const std::vector<CommSample>& samples) {
+  std::map<size_t, std::pair<double, int>> sumAndCount;  // per size, over repetitions
+  for (const CommSample& sample : samples) {
+    auto& [sum, count] = sumAndCount[sample.bytes];
+    sum += sample.seconds;
+    ++count;
+  }
+  auto refuse = [&](size_t bytes, double fitted, const std::string& against) {
+    IMERGE_FAIL(source, ": the fit at ", workers, " workers makes ", bytes, " bytes cost ",
+                readableSeconds(fitted), ", more than 2x ", against,
+                " (a knee the piecewise fit cannot follow: ", fit.describe(),
+                "); measure more sizes around it");
+  };
+  std::optional<std::pair<size_t, double>> previous;
+  for (const auto& [bytes, sumCount] : sumAndCount) {
+    const double measured = sumCount.first / sumCount.second;
+    const double fitted = fit.seconds(bytes, workers);
+    if (fitted > 2 * measured) {
+      refuse(bytes, fitted, "the measured " + readableSeconds(measured));
+    }
+    if (previous) {
+      // Halfway (geometrically) to the previous size: a segment that starts between two sampled
+      // sizes can charge what lies between them anything; the dearer neighbour bounds it.
+      const size_t between = static_cast<size_t>(
+          std::sqrt(static_cast<double>(previous->first) * static_cast<double>(bytes)));
+      const double dearer = std::max(previous->second, measured);
+      const double fittedBetween = fit.seconds(between, workers);
+      if (between > previous->first && between < bytes && fittedBetween > 2 * dearer) {
+        refuse(
+            between, fittedBetween,
+            detail::concat("the measured ", readableSeconds(dearer), " of its dearer neighbour (",
+                           previous->first, " and ", bytes, " bytes were sampled)"));
+      }
+    }
+    previous = std::make_pair(bytes, measured);
+  }
+}
+
 ClusterProfile fitMeasuredCluster(const std::string& source,
                                   const std::vector<CommSample>& samples) {
   std::map<int, std::vector<CommSample>> byWorkers;
@@ -189,17 +229,7 @@ ClusterProfile fitMeasuredCluster(const std::string& source,
       IMERGE_FAIL(source, ": the samples at ", workers,
                   " workers cannot be fitted: ", error.what());
     }
-    for (const CommSample& sample : atCount) {
-      const double fitted = fit->seconds(sample.bytes, workers);
-      // Both ways: a belief that under-charges a size misleads a planner as much as one that
-      // over-charges it.
-      IMERGE_CHECK(fitted <= 2 * sample.seconds && 2 * fitted >= sample.seconds, source,
-                   ": the fit at ", workers, " workers makes ", sample.bytes, " bytes cost ",
-                   readableSeconds(fitted), ", off by more than 2x from the measured ",
-                   readableSeconds(sample.seconds),
-                   " (a knee the piecewise fit cannot follow: ", fit->describe(),
-                   "); measure more sizes around it");
-    }
+    checkFitFollowsSamples(source, workers, *fit, atCount);
     fits[workers] = std::move(fit);
   }
   return ClusterProfile(source, std::move(fits));

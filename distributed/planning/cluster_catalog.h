@@ -7,8 +7,8 @@
 //   FILE          recognised by its header:
 //                   bytes,...,seconds (imerge-commbench samples; `workers` optional, default 1):
 //                     measured, so fitted per worker count (fitPiecewise); the fit is refused,
-//                     with the size and the two costs, when it charges any sampled size more
-//                     than 2x or less than half its measurement (a knee it cannot follow)
+//                     with the size and the two costs, when it charges a sampled size (or a
+//                     size between two) more than 2x its measurement (checkFitFollowsSamples)
 //                   network,workers,a_seconds,b_seconds_per_byte (an a + bM table): used as
 //                     given; a table of several networks needs FILE:NETWORK
 //                   nodes,message_elems,time (a small-message table): only as SMALL below
@@ -63,9 +63,17 @@ class ClusterInput {
 ClusterInput loadCluster(const std::string& spec, const std::string& flag = "--cluster");
 
 // The per-count piecewise fits of measured samples (counts below 2 are skipped: one worker
-// says nothing about the network), refused as above when a fit misses a sample by more than 2x
-// either way. `source` names the samples in errors.
+// says nothing about the network), each checked by checkFitFollowsSamples. `source` names the
+// samples in errors.
 ClusterProfile fitMeasuredCluster(const std::string& source,
                                   const std::vector<CommSample>& samples);
+
+// Refuses (imerge::Error naming `source`, the size, both costs and the fit) a fit at `workers`
+// that charges a sampled size more than 2x its measurement (the mean of its repetitions), or a
+// size halfway between two adjacent sampled sizes more than 2x the dearer of the two: a knee it
+// cannot follow. Charging less is not refused: measurements are noisy upwards (one slow
+// repetition lifts a sample), and a fit below such a sample is the better belief.
+void checkFitFollowsSamples(const std::string& source, int workers, const CommModel& fit,
+                            const std::vector<CommSample>& samples);
 
 }  // namespace imerge::distributed
