@@ -15,12 +15,21 @@
 // what MG-WFBP plans with) and the piecewise model (fitPiecewise, what imerge plans with) and
 // prints each fit's parameters and its RMS relative error (fitError).
 //
+// With --beside-compute every rank also runs --compute-threads busy threads (BusyCompute: small
+// matrix products, training's compute as far as the cores can tell) for the whole sweep, so
+// the samples are what an all-reduce costs while the cores compute (the contention of
+// contended_schedule.h; imerge-scale --contention takes this file). Before the sweep the busy
+// threads run 1 s with nothing communicated; each size's compute_slowdown is that rate over the
+// rate while the size was measured, averaged over the ranks.
+//
 // Output (rank 0 only; the other ranks print nothing): PREFIX.csv (host samples) and
 // PREFIX.nccl.csv (device samples), each readable by readCommSamplesCsv and so by
 // `imerge-train --comm-model` (bytes,workers,seconds plus backend,repetitions,min_seconds,
-// median_seconds,max_seconds; seconds is the median), and PREFIX.json with every sample and
+// median_seconds,max_seconds; seconds is the median; compute_slowdown with --beside-compute),
+// and PREFIX.json with every sample and
 // every fit (scripts/plot_comm_model.py plots it).
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -29,12 +38,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
 #include "distributed/comm/mpi_communicator.h"
 #include "distributed/planning/comm_model.h"
 #include "distributed/planning/readable_units.h"
+#include "distributed/runtime/busy_compute.h"
 #include "distributed/runtime/comm_measurement.h"
 
 #if IMERGE_HAVE_CUDA
@@ -58,6 +69,8 @@ struct Options {
   std::string fitOnly;
   int segments = 3;
   double timeoutSeconds = 120;
+  bool besideCompute = false;
+  int computeThreads = 1;
 };
 
 // The measurements of one backend ("mpi" or "nccl") and where they were written.
@@ -66,6 +79,10 @@ struct BackendRun {
   std::string csvPath;
   std::vector<AllreduceMeasurement> measurements;  // empty for a refit: only samples exist
   std::vector<CommSample> samples;
+  // --beside-compute: per measurement, the busy threads' rate alone over their rate while it
+  // was measured (mean over the ranks); empty without.
+  std::vector<double> computeSlowdown;
+  double unitsPerSecondAlone = 0;
 };
 
 // ---- fits ----
@@ -126,13 +143,21 @@ nlohmann::json fitsJson(const std::vector<CommSample>& allSamples, int maxSegmen
 void writeMeasurementsCsv(const BackendRun& run) {
   std::ofstream file(run.csvPath);
   IMERGE_CHECK(file.is_open(), run.csvPath, ": cannot open for writing (--out)");
-  file << "bytes,workers,seconds,backend,repetitions,min_seconds,median_seconds,max_seconds\n";
+  const bool slowdowns = !run.computeSlowdown.empty();
+  file << "bytes,workers,seconds,backend,repetitions,min_seconds,median_seconds,max_seconds"
+       << (slowdowns ? ",compute_slowdown\n" : "\n");
   char line[256];
-  for (const AllreduceMeasurement& m : run.measurements) {
-    std::snprintf(line, sizeof line, "%zu,%d,%.9g,%s,%d,%.9g,%.9g,%.9g\n", m.bytes, m.workers,
+  for (size_t i = 0; i < run.measurements.size(); ++i) {
+    const AllreduceMeasurement& m = run.measurements[i];
+    std::snprintf(line, sizeof line, "%zu,%d,%.9g,%s,%d,%.9g,%.9g,%.9g", m.bytes, m.workers,
                   m.medianSeconds, run.backend.c_str(), m.repetitions, m.minSeconds,
                   m.medianSeconds, m.maxSeconds);
     file << line;
+    if (slowdowns) {
+      std::snprintf(line, sizeof line, ",%.4f", run.computeSlowdown[i]);
+      file << line;
+    }
+    file << "\n";
   }
   file.flush();
   IMERGE_CHECK(file.good(), run.csvPath, ": writing failed");
@@ -145,7 +170,8 @@ nlohmann::json runJson(const BackendRun& run, const Options& options, bool print
       samples.push_back({{"bytes", s.bytes}, {"workers", s.workers}, {"seconds", s.seconds}});
     }
   }
-  for (const AllreduceMeasurement& m : run.measurements) {
+  for (size_t i = 0; i < run.measurements.size(); ++i) {
+    const AllreduceMeasurement& m = run.measurements[i];
     samples.push_back({{"bytes", m.bytes},
                        {"workers", m.workers},
                        {"seconds", m.medianSeconds},
@@ -153,11 +179,18 @@ nlohmann::json runJson(const BackendRun& run, const Options& options, bool print
                        {"min_seconds", m.minSeconds},
                        {"median_seconds", m.medianSeconds},
                        {"max_seconds", m.maxSeconds}});
+    if (!run.computeSlowdown.empty()) samples.back()["compute_slowdown"] = run.computeSlowdown[i];
   }
-  return {{"backend", run.backend},
-          {"csv", run.csvPath},
-          {"samples", std::move(samples)},
-          {"fits", fitsJson(run.samples, options.segments, run.backend, print)}};
+  nlohmann::json document = {{"backend", run.backend},
+                             {"csv", run.csvPath},
+                             {"samples", std::move(samples)},
+                             {"fits", fitsJson(run.samples, options.segments, run.backend, print)}};
+  if (!run.computeSlowdown.empty()) {
+    document["beside_compute"] = {{"threads_per_rank", options.computeThreads},
+                                  {"units_per_second_alone", run.unitsPerSecondAlone},
+                                  {"unit", "64x64 float32 matrix product"}};
+  }
+  return document;
 }
 
 void writeJson(const std::string& path, nlohmann::json document) {
@@ -182,10 +215,43 @@ BackendRun sweep(Communicator& communicator, const std::string& backend,
                 options.repetitions);
     std::fflush(stdout);
   }
-  BackendRun run{backend, csvPath, {}, {}};
+  BackendRun run{backend, csvPath, {}, {}, {}, 0};
+  // --beside-compute: the busy threads' rate with nothing communicated (every rank's threads
+  // running, as in training), then theirs while each size is measured.
+  using Clock = std::chrono::steady_clock;
+  std::unique_ptr<BusyCompute> busy;
+  uint64_t unitsBefore = 0;
+  Clock::time_point before;
+  std::vector<double> localSlowdown;
+  if (options.besideCompute) {
+    communicator.barrier();
+    busy = std::make_unique<BusyCompute>(options.computeThreads);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // threads started, caches warm
+    unitsBefore = busy->unitsDone();
+    before = Clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    run.unitsPerSecondAlone = static_cast<double>(busy->unitsDone() - unitsBefore) /
+                              std::chrono::duration<double>(Clock::now() - before).count();
+    IMERGE_CHECK(run.unitsPerSecondAlone > 0,
+                 "--beside-compute: the busy threads did no work in "
+                 "1 s; the machine is overloaded");
+    unitsBefore = busy->unitsDone();
+    before = Clock::now();
+  }
   run.measurements = measureAllreduceSweep(
       communicator, sizes, options.repetitions, timer,
       [&](const AllreduceMeasurement& m, size_t index) {
+        if (busy) {
+          const uint64_t units = busy->unitsDone();
+          const Clock::time_point now = Clock::now();
+          const double rate = static_cast<double>(units - unitsBefore) /
+                              std::chrono::duration<double>(now - before).count();
+          // No unit finished in a short window: as slow as can be told, one unit in it.
+          const double floor = 1.0 / std::chrono::duration<double>(now - before).count();
+          localSlowdown.push_back(run.unitsPerSecondAlone / std::max(rate, floor));
+          unitsBefore = units;
+          before = now;
+        }
         if (!isMain) return;
         std::printf("  [%2zu/%zu] %10s x%-3d median %10s  min %10s  max %10s  %10s\n", index + 1,
                     sizes.size(), readableBytes(m.bytes).c_str(), m.repetitions,
@@ -195,6 +261,11 @@ BackendRun sweep(Communicator& communicator, const std::string& backend,
         std::fflush(stdout);
       });
   for (const AllreduceMeasurement& m : run.measurements) run.samples.push_back(m.sample());
+  if (busy) {
+    busy.reset();
+    communicator.allreduceAverage(localSlowdown.data(), localSlowdown.size());
+    run.computeSlowdown = std::move(localSlowdown);
+  }
   return run;
 }
 
@@ -272,7 +343,7 @@ std::string commandLine(int argc, char** argv) {
 }
 
 int refit(const Options& options, const std::string& command) {
-  BackendRun run{"refit", options.fitOnly, {}, readCommSamplesCsv(options.fitOnly)};
+  BackendRun run{"refit", options.fitOnly, {}, readCommSamplesCsv(options.fitOnly), {}, 0};
   std::printf("refitting %zu samples from %s\n", run.samples.size(), options.fitOnly.c_str());
   nlohmann::json document = {{"tool", "imerge-commbench"},
                              {"command", command},
@@ -375,10 +446,19 @@ int main(int argc, char** argv) {
                  "piecewise fit: most segments, the flat one included")
       ->check(CLI::Range(2, 16))
       ->capture_default_str();
+  app.add_flag("--beside-compute", options.besideCompute,
+               "measure while --compute-threads busy threads per rank compute (contention; "
+               "adds a compute_slowdown column)");
+  app.add_option("--compute-threads", options.computeThreads,
+                 "busy threads per rank for --beside-compute (default: OMP_NUM_THREADS, or 1)")
+      ->check(CLI::Range(1, 256));
   app.add_option("--timeout", options.timeoutSeconds,
                  "seconds an all-reduce may wait for the other ranks before the job stops")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  if (const char* threads = std::getenv("OMP_NUM_THREADS"); threads && std::atoi(threads) > 0) {
+    options.computeThreads = std::atoi(threads);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

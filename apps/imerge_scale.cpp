@@ -20,6 +20,10 @@
 //   beliefs      distributed/planning/belief.h (--belief STRATEGY=SOURCE; what each planner
 //                plans with, by default what its original system uses)
 //   presets      apps/scale/presets.h
+//   contention   distributed/planning/measured_contention.h (--contention FILE, from
+//                imerge-commbench --beside-compute: an all-reduce's cost beside compute and the
+//                compute slowdown beside an all-reduce; a profile from a run that communicated
+//                holds the slowdown already and is not slowed again)
 // --startup-scale and --bandwidth-scale sweep the cluster: every combination of the listed
 // factors is simulated (the imerge-versus-mgwfbp map of docs/scalability.md).
 //
@@ -49,6 +53,7 @@
 #include "core/error.h"
 #include "distributed/planning/belief.h"
 #include "distributed/planning/cluster_catalog.h"
+#include "distributed/planning/measured_contention.h"
 #include "distributed/planning/planner.h"
 #include "distributed/planning/readable_units.h"
 #include "distributed/planning/simulator.h"
@@ -69,6 +74,7 @@ struct Options {
   int measureUpTo = 0;
   ComputeInputs compute;
   std::string cluster = kDefaultCluster;
+  std::string contention;  // --contention FILE; empty: none modelled
   std::vector<std::string> beliefs;
   std::vector<double> startupScales = {1};
   std::vector<double> bandwidthScales = {1};
@@ -142,6 +148,7 @@ struct Study {
   const Options& options;
   std::map<std::string, std::string> beliefs;
   ClusterInput cluster;
+  std::optional<MeasuredContention> contention;
 
   // The model `strategy` plans with at `workers` on `network` (null for plans by sizes alone).
   std::shared_ptr<const CommModel> beliefAt(const ClusterInput& network,
@@ -153,12 +160,14 @@ struct Study {
 
   ScaleRow simulated(const std::string& model, int workers, const std::string& strategy,
                      const ComputeProfile& profile, const ClusterInput& network,
-                     double singleWorkerSeconds, double startupScale, double bandwidthScale) const {
+                     double singleWorkerSeconds, double startupScale, double bandwidthScale,
+                     bool profileSlowedDown) const {
     const std::unique_ptr<Planner> planner = makePlanner(strategy, options.real.planner);
     const auto belief = beliefAt(network, strategy, std::max(workers, 2));
     const Plan plan = planner->plan(profile.tensors, *belief, workers);
-    const SimResult result = simulate(plan, profile, network.truth(), workers,
-                                      {.batchPerWorker = options.real.batchSize});
+    SimOptions simOptions{.batchPerWorker = options.real.batchSize};
+    if (contention) simOptions.contention = contention->at(workers, profileSlowedDown);
+    const SimResult result = simulate(plan, profile, network.truth(), workers, simOptions);
     if (!options.traceDir.empty()) {
       const std::string scales = startupScale == 1 && bandwidthScale == 1
                                      ? ""
@@ -255,8 +264,28 @@ std::vector<std::string> fewerImagesWithMoreWorkers(const std::vector<ScaleRow>&
 
 int run(Options& options, const CLI::App& app) {
   checkOptions(options);
-  Study study{options, chooseBeliefs(options, app), loadCluster(options.cluster)};
+  Study study{options, chooseBeliefs(options, app), loadCluster(options.cluster), std::nullopt};
   std::cout << "communication truth: " << study.cluster.truth().describe() << "\n";
+  nlohmann::json contentionReport = nullptr;
+  if (!options.contention.empty()) {
+    IMERGE_CHECK(options.startupScales == std::vector<double>{1} &&
+                     options.bandwidthScales == std::vector<double>{1},
+                 "--contention ", options.contention,
+                 " was measured on the cluster as it is; it cannot be combined with "
+                 "--startup-scale or --bandwidth-scale");
+    study.contention = MeasuredContention::load(options.contention, "--contention");
+    contentionReport = {{"file", options.contention},
+                        {"beside_compute", study.contention->besideCompute().describe()}};
+    std::cout << "contention: all-reduce beside compute "
+              << study.contention->besideCompute().describe() << "\n";
+    for (int workers : options.workers) {
+      if (workers < 2) continue;
+      const double slowdown = study.contention->computeSlowdownAt(workers);
+      contentionReport["compute_slowdown"][std::to_string(workers)] = slowdown;
+      std::cout << "contention: compute " << slowdown << "x slower beside an all-reduce at "
+                << workers << " workers (not applied to profiles of runs that communicated)\n";
+    }
+  }
   std::vector<int> workerCounts = options.workers;
   std::sort(workerCounts.begin(), workerCounts.end());
   workerCounts.erase(std::unique(workerCounts.begin(), workerCounts.end()), workerCounts.end());
@@ -302,6 +331,7 @@ int run(Options& options, const CLI::App& app) {
   };
   for (const std::string& model : options.models) {
     std::optional<ComputeProfile> profile = compute.profileFor(model);
+    bool profileSlowedDown = false;  // measured in a run that communicated
     std::cout << model << ": compute from " << compute.sourceOf(model) << "\n";
     std::optional<double> measuredSingle;
     std::optional<MeasuredRun> singleRun;  // one worker runs no strategy: measured once
@@ -326,18 +356,20 @@ int run(Options& options, const CLI::App& app) {
         add(run.row);
         measuredProfiles[strategy] = run.profile;
         // The same (workers, strategy) simulated on its own run's profile, to compare.
-        add(study.simulated(model, workers, strategy, run.profile, study.cluster, single, 1, 1));
+        add(study.simulated(model, workers, strategy, run.profile, study.cluster, single, 1, 1,
+                            workers > 1));
       }
       if (measured && compute.sourceOf(model) == "measured runs") {
         profile = measuredProfiles.count("wfbp") ? measuredProfiles["wfbp"]
                                                  : measuredProfiles.begin()->second;
+        profileSlowedDown = workers > 1;
       }
       if (measured && scales.size() == 1 && scales[0] == std::pair(1.0, 1.0)) continue;
       for (const std::string& strategy : options.strategies) {
         for (size_t s = 0; s < scales.size(); ++s) {
           add(study.simulated(model, workers, strategy, *profile, networks[s],
                               measuredSingle ? *measuredSingle : profile->computeSeconds(),
-                              scales[s].first, scales[s].second));
+                              scales[s].first, scales[s].second, profileSlowedDown));
         }
       }
     }
@@ -383,6 +415,7 @@ int run(Options& options, const CLI::App& app) {
                                  {"compute", compute_inputs},
                                  {"cluster", options.cluster},
                                  {"communication_truth", study.cluster.truth().describe()},
+                                 {"contention", contentionReport},
                                  {"beliefs", beliefReport},
                                  {"startup_scales", options.startupScales},
                                  {"bandwidth_scales", options.bandwidthScales},
@@ -462,6 +495,9 @@ int main(int argc, char** argv) {
                  "compute brought to a published single-worker throughput: MODEL=X,...")
       ->delimiter(',');
   app.add_option("--cluster,--comm-model", options.cluster, clusterHelp())->capture_default_str();
+  app.add_option("--contention", options.contention,
+                 "compute and communication sharing cores: imerge-commbench --beside-compute "
+                 "output (an all-reduce's cost beside compute, compute's slowdown beside one)");
   app.add_option("--belief", options.beliefs, beliefHelp())->delimiter(',');
   app.add_option("--startup-scale", options.startupScales,
                  "sweep: multiply every startup cost of the cluster by each factor")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The simulator against real runs (issue 5's check): for each rank count, measures the
-# all-reduce cost with imerge-commbench, then lets imerge-scale train every strategy for real
+# all-reduce cost with imerge-commbench on idle cores and beside busy compute threads (the
+# contention, imerge-scale --contention), then lets imerge-scale train every strategy for real
 # (ResNet-18 with the small-image stem on synthetic 32x32 images) and simulate the same runs
 # from each run's own compute profile and the measured model, and prints simulated against
 # measured. The network is scripts/slow-network.sh's rate-limited links, or with RATE `shm`
@@ -8,8 +9,9 @@
 #   scripts/slow-network-agreement.sh [RATE|shm] [RANKS...]     default: 1gbit 2 3 4
 # Environment:
 #   AGREEMENT_OUT=DIR        where the tables go (default docs/data): DIR/slow-network-<RATE>-
-#                            commbench.csv and DIR/slow-network-<RATE>-scale.{csv,json,runs/}
-#                            (shared-memory-* for shm)
+#                            commbench.csv, ...-contention.csv and DIR/slow-network-<RATE>-scale.
+#                            {csv,json,runs/} (shared-memory-* for shm)
+#   AGREEMENT_CONTENTION=0   simulate without contention (the model before it was measured)
 #   AGREEMENT_BOUND=PERCENT  fail (exit 1) when a simulated time per iteration is further than
 #                            this from the measured one (default: report only)
 #   BUILD=DIR                the build with imerge-scale and imerge-commbench (build/release)
@@ -30,6 +32,8 @@ trap 'rm -rf "$work"' EXIT
 stem=$out/slow-network-$rate
 [[ $rate == shm ]] && stem=$out/shared-memory
 samples=$stem-commbench.csv
+contention=$stem-contention.csv
+with_contention=${AGREEMENT_CONTENTION:-1}
 
 # How N ranks are launched: "{ranks}" stands for N (imerge-scale's --launcher syntax).
 if [[ $rate == shm ]]; then
@@ -38,20 +42,31 @@ else
   launcher="scripts/slow-network.sh --ranks {ranks} --rate $rate --"
 fi
 
-first=1
-for n in "${ranks[@]}"; do
-  echo "slow-network-agreement: all-reduce sweep on $n ranks ($rate)" >&2
-  ${launcher//\{ranks\}/$n} "$build/imerge-commbench" --backend host --max-bytes 67108864 \
-    --out "$work/comm$n" >"$work/comm$n.out" 2>&1 || { cat "$work/comm$n.out"; exit 1; }
-  if ((first)); then cat "$work/comm$n.csv"; else tail -n +2 "$work/comm$n.csv"; fi
-  first=0
-done >"$samples"
+# sweep FLAGS OUT RANKS...: one imerge-commbench sweep per rank count, all in one CSV.
+sweep() {
+  local flags=$1 csv=$2 first=1 n
+  shift 2
+  for n in "$@"; do
+    echo "slow-network-agreement: all-reduce sweep on $n ranks ($rate) $flags" >&2
+    # shellcheck disable=SC2086  # flags are words
+    ${launcher//\{ranks\}/$n} "$build/imerge-commbench" --backend host --max-bytes 67108864 \
+      $flags --out "$work/comm$n" >"$work/comm$n.out" 2>&1 || { cat "$work/comm$n.out"; exit 1; }
+    if ((first)); then cat "$work/comm$n.csv"; else tail -n +2 "$work/comm$n.csv"; fi
+    first=0
+  done >"$csv"
+}
+sweep "" "$samples" "${ranks[@]}"
+contention_flag=()
+if ((with_contention)); then
+  sweep --beside-compute "$contention" "${ranks[@]}"
+  contention_flag=(--contention "$contention")
+fi
 
 workers=$(IFS=,; echo "1,${ranks[*]}")
 largest=${ranks[${#ranks[@]} - 1]}
 "$build/imerge-scale" --model resnet18 --image-size 32 --batch-size 16 --workers "$workers" \
-  --measure-up-to "$largest" --max-steps 12 --comm-model "$samples" --launcher "$launcher" \
-  --out "$stem-scale"
+  --measure-up-to "$largest" --max-steps 12 --comm-model "$samples" "${contention_flag[@]}" \
+  --launcher "$launcher" --out "$stem-scale"
 
 # Every measured run paired with its simulation; zero pairs is a failure, not a pass.
 /usr/bin/python3 scripts/compare-simulated.py "$stem-scale.csv" ${bound:+--bound "$bound"}

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "distributed/planning/channel_schedule.h"
+#include "distributed/planning/contended_schedule.h"
 
 namespace imerge::distributed {
 namespace {
@@ -63,8 +64,7 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
   validatePlan(plan, tensors);
 
   const size_t tensorCount = tensors.size();
-  const std::vector<double> ready = readyTimes(tensors);
-  const double backwardSpan = ready.back();
+  std::vector<double> ready = readyTimes(tensors);
   const double forwardSpan = profile.forwardSeconds();
   double totalBytes = 0;
   for (const TensorInfo& tensor : tensors) totalBytes += static_cast<double>(tensor.bytes);
@@ -82,15 +82,35 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
   double channelEnd = 0;
   if (communicates) {
     const NegotiatedCost negotiated(truth, maskBytes);
-    timings = scheduleOnOneChannel(plan, tensors, negotiates ? negotiated : truth, workers);
+    const CommModel& idleCost = negotiates ? static_cast<const CommModel&>(negotiated) : truth;
+    if (options.contention.besideCompute != nullptr) {
+      const NegotiatedCost negotiatedBeside(*options.contention.besideCompute, maskBytes);
+      Contention contention = options.contention;
+      if (negotiates) contention.besideCompute = &negotiatedBeside;
+      ContendedSchedule schedule = scheduleBesideCompute(plan, tensors, idleCost, contention,
+                                                         plan.overlapWithNextForward, workers);
+      timings = std::move(schedule.buckets);
+      ready = std::move(schedule.readySeconds);
+    } else {
+      timings = scheduleOnOneChannel(plan, tensors, idleCost, workers);
+    }
     for (size_t b = 0; b < plan.buckets.size(); ++b) {
-      sendSeconds[b] = truth.seconds(plan.buckets[b].bytes, workers);
+      const double bytesSeconds = truth.seconds(plan.buckets[b].bytes, workers);
+      sendSeconds[b] = bytesSeconds;
+      if (options.contention.besideCompute != nullptr && bytesSeconds > 0) {
+        // Contention stretches the bucket's time on the channel; the agreement round before it
+        // (Priority) keeps its share.
+        sendSeconds[b] = (timings[b].endSeconds - timings[b].startSeconds) * bytesSeconds /
+                         (bytesSeconds + negotiationSeconds);
+      }
       for (size_t k : plan.buckets[b].tensors) {
         reducedAt[k] = std::max(reducedAt[k], timings[b].endSeconds);
       }
       channelEnd = std::max(channelEnd, timings[b].endSeconds);
     }
   }
+
+  const double backwardSpan = ready.back();  // contention can stretch backward
 
   SimResult result;
   result.workers = workers;

@@ -28,9 +28,14 @@
 // iteration of an overlap plan has nothing to wait for, so `iterations` (at least 2) are simulated
 // and the last is reported: the steady state. With one worker nothing is communicated.
 //
+// Contention (options.contention, contended_schedule.h): where compute and communication share
+// cores, an all-reduce costs contention.besideCompute while the worker computes (backward, and
+// for overlap plans also the next forward) and `truth` while it waits, and backward runs
+// computeSlowdown times slower while an all-reduce is in flight. Without it both run beside
+// each other at full speed. The forward of an overlap plan is not slowed down.
+//
 // What is not modelled: the scheduler's own bookkeeping in hooks and finish(), the time the
-// communication thread needs to wake up, contention between compute and communication for
-// memory bandwidth or cores (on one machine the ranks share them), stragglers.
+// communication thread needs to wake up, stragglers.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@
 
 #include "distributed/planning/comm_model.h"
 #include "distributed/planning/compute_profile.h"
+#include "distributed/planning/contended_schedule.h"
 #include "distributed/planning/plan.h"
 #include "distributed/planning/trace.h"
 
@@ -50,6 +56,8 @@ struct SimOptions {
   bool negotiatePrioritySlices = true;
   // Images per worker and iteration, for throughput; 0: the profile's batchPerWorker.
   int64_t batchPerWorker = 0;
+  // Compute and communication sharing cores; none by default.
+  Contention contention{};
 };
 
 // One interval of the simulated timeline, in seconds from the start of the first iteration.
