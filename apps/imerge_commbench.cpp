@@ -220,38 +220,35 @@ BackendRun sweep(Communicator& communicator, const std::string& backend,
   // running, as in training), then theirs while each size is measured.
   using Clock = std::chrono::steady_clock;
   std::unique_ptr<BusyCompute> busy;
-  uint64_t unitsBefore = 0;
-  Clock::time_point before;
+  uint64_t unitsAtMark = 0;
+  Clock::time_point mark;
+  // The busy threads' units per second since the last mark, which moves to now. A window in
+  // which no unit finished counts as one unit: as slow as can be told.
+  auto rateSinceMark = [&] {
+    const uint64_t units = busy->unitsDone();
+    const Clock::time_point now = Clock::now();
+    const double rate = static_cast<double>(std::max<uint64_t>(units - unitsAtMark, 1)) /
+                        std::chrono::duration<double>(now - mark).count();
+    unitsAtMark = units;
+    mark = now;
+    return rate;
+  };
   std::vector<double> localSlowdown;
   if (options.besideCompute) {
     communicator.barrier();
     busy = std::make_unique<BusyCompute>(options.computeThreads);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // threads started, caches warm
-    unitsBefore = busy->unitsDone();
-    before = Clock::now();
+    rateSinceMark();
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    run.unitsPerSecondAlone = static_cast<double>(busy->unitsDone() - unitsBefore) /
-                              std::chrono::duration<double>(Clock::now() - before).count();
-    IMERGE_CHECK(run.unitsPerSecondAlone > 0,
-                 "--beside-compute: the busy threads did no work in "
-                 "1 s; the machine is overloaded");
-    unitsBefore = busy->unitsDone();
-    before = Clock::now();
+    IMERGE_CHECK(busy->unitsDone() > unitsAtMark,
+                 "--beside-compute: the busy threads did no work in 1 s; the machine is "
+                 "overloaded");
+    run.unitsPerSecondAlone = rateSinceMark();
   }
   run.measurements = measureAllreduceSweep(
       communicator, sizes, options.repetitions, timer,
       [&](const AllreduceMeasurement& m, size_t index) {
-        if (busy) {
-          const uint64_t units = busy->unitsDone();
-          const Clock::time_point now = Clock::now();
-          const double rate = static_cast<double>(units - unitsBefore) /
-                              std::chrono::duration<double>(now - before).count();
-          // No unit finished in a short window: as slow as can be told, one unit in it.
-          const double floor = 1.0 / std::chrono::duration<double>(now - before).count();
-          localSlowdown.push_back(run.unitsPerSecondAlone / std::max(rate, floor));
-          unitsBefore = units;
-          before = now;
-        }
+        if (busy) localSlowdown.push_back(run.unitsPerSecondAlone / rateSinceMark());
         if (!isMain) return;
         std::printf("  [%2zu/%zu] %10s x%-3d median %10s  min %10s  max %10s  %10s\n", index + 1,
                     sizes.size(), readableBytes(m.bytes).c_str(), m.repetitions,
