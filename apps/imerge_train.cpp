@@ -69,7 +69,7 @@ struct Options {
   distributed::PlannerOptions planner;
   std::string commModel;
   std::string trace;
-  std::string profile;  // --profile: rank 0's measured compute profile
+  std::string profile;  // --profile: the measured compute profile, the slowest rank's
   double distTimeout = 60;
   bool distCheckCollectives = true;
   int64_t warmupSteps = 5;
@@ -208,6 +208,16 @@ Device& trainingDevice(const Options& options, const Job& job) {
   requireCudaDevice();
   cuda::setCudaSettings({.allowTf32 = options.tf32, .deterministic = options.deterministic});
   return cudaDevice(job.gpu);
+}
+
+void writeProfile(const Options& options, distributed::ComputeProfile& profile) {
+  profile.model = options.model;
+  profile.batchPerWorker = options.batchSize;
+  distributed::writeComputeProfile(options.profile, profile);
+  std::cout << "profile: " << options.profile << " (" << profile.tensors.size()
+            << " tensors; forward " << 1e3 * profile.forwardSeconds() << " ms, backward "
+            << 1e3 * profile.backwardSeconds() << " ms, optimizer "
+            << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
 }
 
 int run(const Options& options, Job& job) {
@@ -398,15 +408,10 @@ int run(const Options& options, Job& job) {
   if (parallel) {
     parallel->synchronize();
     if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
-    if (!options.profile.empty() && job.isMain()) {
+    if (!options.profile.empty()) {
+      // Every rank takes part (the profile is the slowest rank's); the main one writes it.
       distributed::ComputeProfile profile = parallel->computeProfile();
-      profile.model = options.model;
-      profile.batchPerWorker = options.batchSize;
-      distributed::writeComputeProfile(options.profile, profile);
-      std::cout << "profile: " << options.profile << " (" << profile.tensors.size()
-                << " tensors; forward " << 1e3 * profile.forwardSeconds() << " ms, backward "
-                << 1e3 * profile.backwardSeconds() << " ms, optimizer "
-                << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
+      if (job.isMain()) writeProfile(options, profile);
     }
   }
   return 0;
@@ -508,8 +513,9 @@ int main(int argc, char** argv) {
                  "write a Chrome-trace JSON per rank (FILE.rankN.json) of forward, backward, "
                  "all-reduces and the optimizer");
   app.add_option("--profile", options.profile,
-                 "write rank 0's compute profile (per-tensor backward times, forward and "
-                 "optimizer) to this .json or .csv file at the end, for imerge-scale; without "
+                 "write the compute profile (per-tensor backward times, forward and optimizer; "
+                 "with --dist as the slowest rank ran them: the latest ready time over ranks) "
+                 "to this .json or .csv file at the end, for imerge-scale; without "
                  "--dist the steps go through a one-process DataParallel (wfbp) to time them");
   app.add_option("--dist-backend", options.distBackend,
                  "how --dist moves gradients: auto (NCCL for --device cuda, MPI on the CPU), "

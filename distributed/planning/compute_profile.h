@@ -12,19 +12,21 @@
 // forward pass.
 //
 // Where profiles come from:
-//   - measured: `imerge-train --profile FILE` (DataParallel::computeProfile(): rank 0's median
-//     backward times after the warm-up and the mean forward pass). Per-layer forward times are
-//     not measured (the forward pre-hooks belong to the `priority` strategy); the measured
-//     forward pass is split over the tensors IN PROPORTION TO THEIR BACKWARD SECONDS
-//     (splitForwardByBackward). Why: backward and forward of a layer do the same kind of work
-//     (a convolution's backward is two convolutions of the forward's size), so their ratio is
-//     nearly the same for every layer, while a split by bytes would give the huge, cheap fully
-//     connected layers most of the forward and the convolutions almost none.
+//   - measured: `imerge-train --profile FILE` (DataParallel::computeProfile(): the median
+//     backward times after the warm-up and the mean forward pass, as the slowest rank ran
+//     them: each gradient's latest ready time over ranks, since an all-reduce waits for the
+//     last rank to reach it). Per-layer forward times are not measured (the forward
+//     pre-hooks belong to the `priority` strategy); the measured forward pass is split over
+//     the tensors IN PROPORTION TO THEIR BACKWARD SECONDS (splitForwardByBackward). Why:
+//     backward and forward of a layer do the same kind of work (a convolution's backward is
+//     two convolutions of the forward's size), so their ratio is nearly the same for every
+//     layer, while a split by bytes would give the huge, cheap fully connected layers most of
+//     the forward and the convolutions almost none.
 //   - derived from FLOPs (profileFromFlops, distributed/profiling/flops_profile.h): each
-//   convolution's and linear layer's forward
-//     multiply-accumulates, counted on the model's own shapes, at a given speed; backward is
-//     twice the forward per layer. Batch norm, activations and pooling are not counted (they
-//     are memory-bound and small next to the convolutions at these sizes).
+//     convolution's and linear layer's forward multiply-accumulates, counted on the model's
+//     own shapes, at a given speed; backward is twice the forward per layer. Batch norm,
+//     activations and pooling are not counted (they are memory-bound and small next to the
+//     convolutions at these sizes).
 //
 // Files (writeComputeProfile / readComputeProfile), chosen by the extension:
 //   .json  {"model": "resnet18", "batch_per_worker": 32, "optimizer_seconds": 0.004,

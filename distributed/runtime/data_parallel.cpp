@@ -74,7 +74,60 @@ class NoCostModel final : public CommModel {
   std::string describe() const override { return "not used by this strategy"; }
   std::vector<CommPiece> piecesAt(int) const override { return {{0, 0.0, 0.0}}; }
 };
+
+double meanOf(const std::deque<double>& values) {
+  double total = 0;
+  for (double value : values) total += value;
+  return total / static_cast<double>(values.size());
+}
+
+// Per parameter, the median over steps of its ready time.
+std::vector<double> medianPerParameter(const std::deque<std::vector<double>>& steps,
+                                       size_t parameters) {
+  std::vector<double> medians(parameters, 0.0);
+  if (steps.empty()) return medians;
+  std::vector<double> values;
+  for (size_t index = 0; index < parameters; ++index) {
+    values.clear();
+    for (const auto& step : steps) values.push_back(step[index]);
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    medians[index] = values[values.size() / 2];
+  }
+  return medians;
+}
 }  // namespace
+
+void takeLatestOverRanks(std::deque<double>& forwardSeconds,
+                         std::deque<std::vector<double>>& readySeconds, Communicator& ranks) {
+  const size_t steps = forwardSeconds.size();
+  const size_t parameters = readySeconds.empty() ? 0 : readySeconds.front().size();
+  IMERGE_CHECK(readySeconds.size() == steps, "takeLatestOverRanks: ", steps, " forward times but ",
+               readySeconds.size(), " steps of ready times");
+  // Every rank learns the largest and smallest counts, so that all refuse a mismatch together
+  // instead of some waiting in a collective of a different length.
+  int64_t counts[4] = {static_cast<int64_t>(steps), -static_cast<int64_t>(steps),
+                       static_cast<int64_t>(parameters), -static_cast<int64_t>(parameters)};
+  ranks.allreduceMax(counts, 4);
+  IMERGE_CHECK(counts[0] == -counts[1] && counts[2] == -counts[3],
+               "takeLatestOverRanks: the ranks profiled between ", -counts[1], " and ", counts[0],
+               " steps of between ", -counts[3], " and ", counts[2],
+               " parameters; every rank must profile the same steps of the same model");
+  // Per step: [forward, forward + ready of each parameter].
+  std::vector<double> fromStart(steps * (parameters + 1));
+  for (size_t step = 0; step < steps; ++step) {
+    double* row = &fromStart[step * (parameters + 1)];
+    row[0] = forwardSeconds[step];
+    for (size_t index = 0; index < parameters; ++index)
+      row[index + 1] = forwardSeconds[step] + readySeconds[step][index];
+  }
+  ranks.allreduceMax(fromStart.data(), fromStart.size());
+  for (size_t step = 0; step < steps; ++step) {
+    const double* row = &fromStart[step * (parameters + 1)];
+    forwardSeconds[step] = row[0];
+    for (size_t index = 0; index < parameters; ++index)
+      readySeconds[step][index] = row[index + 1] - row[0];
+  }
+}
 
 bool profilesStepOnDevice(int64_t step, int64_t warmupSteps, int64_t replanEverySteps,
                           bool usesTimings) {
@@ -242,19 +295,20 @@ ComputeProfile DataParallel::computeProfile() const {
   IMERGE_CHECK(!recentReadySeconds_.empty() && !recentForwardSeconds_.empty(),
                "DataParallel::computeProfile: no step has been profiled yet (the first step is "
                "left out when the warm-up is longer than one step); train at least 2 steps");
-  auto mean = [](const std::deque<double>& values) {
-    double total = 0;
-    for (double value : values) total += value;
-    return total / static_cast<double>(values.size());
-  };
+  std::deque<double> forwardSeconds = recentForwardSeconds_;
+  std::deque<std::vector<double>> readySeconds = recentReadySeconds_;
+  takeLatestOverRanks(forwardSeconds, readySeconds, communicator_);
+  double busySeconds = recentIterationSeconds_.empty() ? 0.0 : meanOf(recentIterationSeconds_);
+  communicator_.allreduceMax(&busySeconds, 1);
+
   ComputeProfile profile;
-  profile.tensors = tensorInfosInOrder(parameters_, reducer_->parameterNames(),
-                                       reducer_->backwardOrder(), medianReadySeconds());
-  profile.forwardSecondsPerTensor =
-      splitForwardByBackward(profile.tensors, mean(recentForwardSeconds_));
-  profile.optimizerSeconds = mean(recentOptimizerSeconds_);
-  if (!recentIterationSeconds_.empty()) {
-    profile.otherSeconds = std::max(0.0, mean(recentIterationSeconds_) - profile.forwardSeconds() -
+  profile.tensors =
+      tensorInfosInOrder(parameters_, reducer_->parameterNames(), reducer_->backwardOrder(),
+                         medianPerParameter(readySeconds, parameters_.size()));
+  profile.forwardSecondsPerTensor = splitForwardByBackward(profile.tensors, meanOf(forwardSeconds));
+  profile.optimizerSeconds = meanOf(recentOptimizerSeconds_);
+  if (busySeconds > 0) {
+    profile.otherSeconds = std::max(0.0, busySeconds - profile.forwardSeconds() -
                                              profile.backwardSeconds() - profile.optimizerSeconds);
   }
   return profile;
@@ -387,16 +441,11 @@ void DataParallel::step(optim::Sgd& optimizer) {
     options_.trace->record("optimizer", "optimizer", TraceRow::Compute, start, end);
 }
 
-std::vector<double> DataParallel::medianReadySeconds() const {
-  std::vector<double> medians(parameters_.size(), 0.0);
-  std::vector<double> values;
-  for (size_t index = 0; index < parameters_.size(); ++index) {
-    values.clear();
-    for (const auto& step : recentReadySeconds_) values.push_back(step[index]);
-    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-    medians[index] = values[values.size() / 2];
-  }
-  return medians;
+std::vector<double> DataParallel::latestReadySeconds() const {
+  std::deque<double> forwardSeconds = recentForwardSeconds_;
+  std::deque<std::vector<double>> readySeconds = recentReadySeconds_;
+  takeLatestOverRanks(forwardSeconds, readySeconds, communicator_);
+  return medianPerParameter(readySeconds, parameters_.size());
 }
 
 void DataParallel::afterStep() {
@@ -432,12 +481,16 @@ void DataParallel::afterStep() {
 
   bool replan = step_ == options_.warmupSteps;
   const int64_t sinceWarmup = step_ - options_.warmupSteps;
-  if (!replan && planner_->usesTimings() && sinceWarmup > 0 &&
-      sinceWarmup % options_.replanEverySteps == 0) {
+  const bool checksDrift = !replan && planner_->usesTimings() && sinceWarmup > 0 &&
+                           sinceWarmup % options_.replanEverySteps == 0;
+  // A bucket can leave only when every rank has its gradients, so the plan (like the profile
+  // the simulator plans from) takes the slowest rank's ready times, not rank 0's own.
+  std::vector<double> readySeconds;
+  if (replan || checksDrift) readySeconds = latestReadySeconds();
+  if (checksDrift) {
     int64_t drifted = 0;
     if (communicator_.rank() == 0) {
-      const std::vector<double> now = medianReadySeconds();
-      const double span = *std::max_element(now.begin(), now.end());
+      const double span = *std::max_element(readySeconds.begin(), readySeconds.end());
       drifted = std::abs(span - plannedBackwardSpan_) >
                 options_.driftTolerance * std::max(plannedBackwardSpan_, 1e-9);
     }
@@ -447,7 +500,7 @@ void DataParallel::afterStep() {
   if (replan) {
     reducer_->waitAll();
     for (size_t index = 0; index < updatePending_.size(); ++index) applyPendingUpdate(index);
-    agreeOnPlan(lastHookOrder_, medianReadySeconds());
+    agreeOnPlan(lastHookOrder_, readySeconds);
   }
   ownBookkeepingSeconds_ += secondsBetween(start, CommClock::now());
 }

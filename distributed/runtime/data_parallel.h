@@ -62,6 +62,14 @@ struct DataParallelOptions {
 bool profilesStepOnDevice(int64_t step, int64_t warmupSteps, int64_t replanEverySteps,
                           bool usesTimings);
 
+// The profiled steps as the slowest rank ran them, in place: a bucket's all-reduce starts only
+// when the last rank has its gradients, so per step the forward pass becomes the longest over
+// ranks and each tensor's ready time the latest (forward + ready) over ranks less that forward.
+// Collective; refused on every rank alike when the ranks profiled different numbers of steps
+// or parameters.
+void takeLatestOverRanks(std::deque<double>& forwardSeconds,
+                         std::deque<std::vector<double>>& readySeconds, Communicator& ranks);
+
 // One iteration, from the start of its forward to the start of the next. With gradients on a
 // GPU, communication, overlap and waiting are device times, and compute is the device's time
 // from forward start to optimizer end less the waiting (device_step_times.h).
@@ -106,12 +114,13 @@ class DataParallel {
   int64_t plansBuilt() const { return plansBuilt_; }
   const CommModel* beliefModel() const { return belief_.get(); }
   Communicator& communicator() { return communicator_; }
-  // This rank's compute profile (compute_profile.h) from the steps profiled so far (the last
-  // five after the cold first one, as the plan uses): the tensors in the installed plan's
-  // backward order with their median backward times, the mean forward pass (without waiting
-  // for or applying priority's updates) split over the tensors by backward time, and the mean
-  // optimizer step, and as the rest what the mean iteration (waiting excluded) holds besides.
-  // Throws imerge::Error before the first profiled step.
+  // The compute profile (compute_profile.h) from the steps profiled so far (the last five
+  // after the cold first one, as the plan uses), as the slowest rank ran them
+  // (takeLatestOverRanks): the tensors in the installed plan's backward order with their median
+  // backward times, the mean forward pass (without waiting for or applying priority's updates)
+  // split over the tensors by backward time, this rank's mean optimizer step, and as the rest
+  // what the longest mean iteration over ranks (waiting excluded) holds besides. Collective:
+  // every rank calls it. Throws imerge::Error before the first profiled step.
   ComputeProfile computeProfile() const;
 
  private:
@@ -125,7 +134,9 @@ class DataParallel {
   bool profilesThisStep() const;
   void recordBackwardRows();
   void recordDeviceRows(const DeviceStepTimes& times, const DeviceStepFigures& device);
-  std::vector<double> medianReadySeconds() const;
+  // Collective: per parameter index, the median over the profiled steps of the slowest rank's
+  // ready time (takeLatestOverRanks).
+  std::vector<double> latestReadySeconds() const;
   void installForwardPreHooks();
   void applyPendingUpdate(size_t parameterIndex);
   void closeIteration();

@@ -2,8 +2,9 @@
 // train 5 steps on their own micro-batches end with the same parameters (to 1e-5 relative) as
 // one process that runs all N micro-batches per step and averages their gradients; with and
 // without batch-norm. Also: rank 0's parameters win at start, mismatched models are refused at
-// start-up naming the rank, and the trace shows all-reduces overlapping backward for wfbp,
-// mgwfbp and imerge but not for default.
+// start-up naming the rank, the compute profile is the slowest rank's (the latest ready time
+// over ranks, the same on every rank) and so is the plan, and the trace shows all-reduces
+// overlapping backward for wfbp, mgwfbp and imerge but not for default.
 //
 // Run by CTest as `mpirun -np N data_parallel_mpitest` for N = 2, 3, 4; every rank runs every
 // test, only rank 0 prints, and the exit status is the same on all ranks. With
@@ -19,6 +20,7 @@
 #include "autograd/ops/loss.h"
 #include "distributed/comm/mpi_communicator.h"
 #include "distributed/planning/comm_model.h"
+#include "distributed/planning/planner.h"
 #include "distributed/runtime/data_parallel.h"
 #include "layers/layers.h"
 #include "support/compare.h"
@@ -195,6 +197,85 @@ TEST(DataParallelStartUp, AMismatchedStrategyIsRefusedNamingTheRank) {
     DataParallel parallel(model, *world, optionsFor(world->rank() == 1 ? "imerge" : "wfbp"));
   });
   testing::expectContains(message, "rank(s) 1 run a different model, strategy");
+}
+
+// Rank r's forward takes 0.1 (r + 1) s and its two gradients are ready 0.5 - 0.1 r and
+// 1 + 0.2 r s into backward. Over N ranks the first gradient is last ready at 0.6 s from the
+// start on every rank and the second at 1.1 + 0.3 (N - 1) s on the last, so behind the longest
+// forward (0.1 N s) the slowest rank's ready times are 0.6 - 0.1 N and 0.8 + 0.2 N.
+TEST(DataParallelProfile, ReadyTimesAreTheLatestOverRanks) {
+  const double r = world->rank(), n = world->size();
+  std::deque<double> forward = {0.1 * (r + 1), 0.2};
+  std::deque<std::vector<double>> ready = {{0.5 - 0.1 * r, 1.0 + 0.2 * r}, {0.3, 0.4}};
+  takeLatestOverRanks(forward, ready, *world);
+  EXPECT_NEAR(forward[0], 0.1 * n, 1e-12);
+  EXPECT_NEAR(ready[0][0], 0.6 - 0.1 * n, 1e-12);
+  EXPECT_NEAR(ready[0][1], 0.8 + 0.2 * n, 1e-12);
+  // The second step is the same on every rank: unchanged (but for rounding).
+  EXPECT_NEAR(forward[1], 0.2, 1e-12);
+  EXPECT_NEAR(ready[1][0], 0.3, 1e-12);
+  EXPECT_NEAR(ready[1][1], 0.4, 1e-12);
+}
+
+TEST(DataParallelProfile, RanksThatProfiledDifferentStepsAreRefusedOnEveryRank) {
+  std::deque<double> forward(world->rank() == 1 ? 3 : 2, 0.1);
+  std::deque<std::vector<double>> ready(forward.size(), std::vector<double>{0.2});
+  testing::expectContains(
+      testing::errorMessage([&] { takeLatestOverRanks(forward, ready, *world); }),
+      "the ranks profiled between 2 and 3 steps");
+}
+
+// Trained for real, the profile every rank computes is the same one.
+TEST(DataParallelProfile, EveryRankComputesTheSameProfile) {
+  auto model = makeModel(false, 42);
+  optim::Sgd optimizer(model->parameters(), sgdOptions());
+  DataParallel parallel(model, *world, optionsFor("wfbp"));
+  for (int64_t step = 0; step < 3; ++step) {
+    auto [images, labels] = microBatch(step, world->rank());
+    parallel.backward(
+        autograd::softmaxCrossEntropy(parallel.forward(autograd::Variable(images)), labels));
+    parallel.step(optimizer);
+  }
+  parallel.synchronize();
+  const ComputeProfile profile = parallel.computeProfile();
+  std::vector<double> mine = {profile.forwardSeconds()};
+  for (const TensorInfo& tensor : profile.tensors) mine.push_back(tensor.backwardSeconds);
+  std::vector<double> rankZeros = mine;
+  world->broadcast(rankZeros.data(), rankZeros.size() * sizeof(double), 0);
+  EXPECT_EQ(mine, rankZeros);
+}
+
+// The plan a run installs is the one the simulator makes from the run's profile: both take the
+// slowest rank's ready times. The last rank runs a 32x larger micro-batch, so its gradients are
+// ready far later than rank 0's and a plan from rank 0's own times would differ. Trained for
+// exactly the warm-up, the plan and the profile come from the same steps.
+TEST(DataParallelProfile, ThePlanIsTheOneTheProfileGives) {
+  for (const std::string strategy : {"mgwfbp", "imerge"}) {
+    SCOPED_TRACE(strategy);
+    auto model = makeModel(false, 42);
+    optim::Sgd optimizer(model->parameters(), sgdOptions());
+    DataParallelOptions options = optionsFor(strategy);
+    DataParallel parallel(model, *world, options);
+    const int64_t batch = world->rank() == world->size() - 1 ? 32 * kMicroBatch : kMicroBatch;
+    Generator generator(7);
+    for (int64_t step = 0; step < options.warmupSteps; ++step) {
+      Tensor images = Tensor::empty({batch, 3, 8, 8});
+      generator.fillNormal(images, 0.0f, 1.0f);
+      Tensor labels = Tensor::fromVector(std::vector<int64_t>(batch, 1), {batch});
+      parallel.backward(
+          autograd::softmaxCrossEntropy(parallel.forward(autograd::Variable(images)), labels));
+      parallel.step(optimizer);
+    }
+    parallel.synchronize();
+    const ComputeProfile profile = parallel.computeProfile();
+    const Plan fromProfile = makePlanner(strategy, options.planner)
+                                 ->plan(profile.tensors, *parallel.beliefModel(), world->size());
+    ASSERT_EQ(parallel.plan().buckets.size(), fromProfile.buckets.size());
+    for (size_t bucket = 0; bucket < fromProfile.buckets.size(); ++bucket) {
+      EXPECT_EQ(parallel.plan().buckets[bucket].tensors, fromProfile.buckets[bucket].tensors)
+          << "bucket " << bucket;
+    }
+  }
 }
 
 // Overlap, from the trace: in how many of the steps after the warm-up does an all-reduce start
