@@ -107,7 +107,7 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
                "has computed it: the agreed order (lowest layer first) would queue the all-reduce "
                "of the layer the device computes last ahead of every other slice and hold them "
                "all until backward ends. Doing it right needs the scheduler to poll each slice's "
-               "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, fusion or wfbp "
+               "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, ddp, fusion or wfbp "
                "on GPUs (priority runs on the CPU)");
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.

@@ -402,7 +402,7 @@ TEST(ReducerOnDevice, PriorityAmongSeveralRanksIsRefusedAndRunsInAWorldOfOne) {
       testing::expectContains(message,
                               "'priority' strategy cannot reduce gradients on fake-cuda:0");
       testing::expectContains(message, "among 2 ranks");
-      testing::expectContains(message, "Use --dist mgwfbp, imerge, fusion or wfbp");
+      testing::expectContains(message, "Use --dist mgwfbp, imerge, ddp, fusion or wfbp");
       continue;
     }
     f.install(plan);
