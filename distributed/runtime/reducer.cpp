@@ -99,16 +99,17 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
   validatePlan(plan, tensorInfosInOrder(parameters_, names_, backwardOrder,
                                         std::vector<double>(count, 0.0)));
   Device& device = parameters_.front().tensor().device();
-  IMERGE_CHECK(!(plan.order == LaunchOrder::Priority && deviceEvents_ && communicator_.size() > 1),
-               "Reducer: the 'priority' strategy cannot reduce gradients on ", device.name(),
-               " among ", communicator_.size(),
-               " ranks. Its order of slices is agreed from the slices ready on every rank, and "
-               "on a GPU a hook fires when backward has queued a gradient, not when the device "
-               "has computed it: the agreed order (lowest layer first) would queue the all-reduce "
-               "of the layer the device computes last ahead of every other slice and hold them "
-               "all until backward ends. Doing it right needs the scheduler to poll each slice's "
-               "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, ddp, fusion or wfbp "
-               "on GPUs (priority runs on the CPU)");
+  IMERGE_CHECK(
+      !(plan.order == LaunchOrder::Priority && deviceEvents_ && communicator_.size() > 1),
+      "Reducer: the 'priority' strategy cannot reduce gradients on ", device.name(), " among ",
+      communicator_.size(),
+      " ranks. Its order of slices is agreed from the slices ready on every rank, and "
+      "on a GPU a hook fires when backward has queued a gradient, not when the device "
+      "has computed it: the agreed order (lowest layer first) would queue the all-reduce "
+      "of the layer the device computes last ahead of every other slice and hold them "
+      "all until backward ends. Doing it right needs the scheduler to poll each slice's "
+      "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, ddp, fusion or wfbp "
+      "on GPUs (priority runs on the CPU)");
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
