@@ -22,6 +22,7 @@ shape); --no-cudnn-benchmark turns it off.
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 
@@ -129,7 +130,9 @@ def main():
               "deterministic": args.deterministic, "warmup": args.warmup,
               "iterations": args.iterations, "median_ms": round(median, 3),
               "min_ms": round(times[0], 3),
-              "images_per_s": round(args.batch * 1000 / median, 1)}
+              "images_per_s": round(args.batch * 1000 / median, 1),
+              # Linux reports kilobytes; imerge-step-bench reads the same counter.
+              "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     if cuda:
         result["peak_bytes"] = torch.cuda.max_memory_allocated()
         result["gpu"] = torch.cuda.get_device_name()

@@ -20,7 +20,14 @@
 // Output fields: median_ms and min_ms per step over --iterations, images_per_s (batch over the
 // median), peak_bytes (the device allocator's peak of live tensor bytes since the start,
 // warm-up included: parameters, gradients, momentum, activations, workspaces) and
-// system_allocations_in_timed_steps (raw allocations in the timed steps: 0 in the steady state).
+// system_allocations_in_timed_steps (raw allocations in the timed steps: 0 in the steady state),
+// peak_rss_bytes (the process's peak resident memory, getrusage's ru_maxrss, as
+// bench/pytorch_step_bench.py reports it, so the two peaks are measured the same way) and
+// step_gflop (6 x the forward multiply-accumulates x the batch: forward, backward-data and
+// backward-weights each one multiply-add per forward one; the usual count, which overstates the
+// first layer a little, since no gradient flows into the images).
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -33,6 +40,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/gpu_policy/cuda_settings.h"
+#include "distributed/profiling/flops_profile.h"
 #include "layers/layers.h"
 #include "models/registry.h"
 #include "models/small_cnn.h"
@@ -93,6 +101,20 @@ Workload buildWorkload(const Options& options, Generator& generator) {
           config.classes};
 }
 
+// One step's floating-point work in GFLOP (see the file comment).
+double stepGigaflop(layers::Module& model, const Shape& inputShape) {
+  double macsPerImage = 0;
+  const Shape image(inputShape.begin() + 1, inputShape.end());  // [C, H, W]
+  for (const auto& layer : distributed::countForwardMacs(model, image)) macsPerImage += layer.macs;
+  return 6.0 * macsPerImage * static_cast<double>(inputShape[0]) / 1e9;
+}
+
+size_t peakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<size_t>(usage.ru_maxrss) * 1024;  // Linux reports kilobytes
+}
+
 int run(const Options& options) {
   IMERGE_CHECK(!(options.device == "cpu" && (options.deterministic || options.noTf32)),
                "--deterministic and --no-tf32 choose cuDNN algorithms: they need --device cuda");
@@ -107,6 +129,7 @@ int run(const Options& options) {
 
   Generator generator(0);
   Workload work = buildWorkload(options, generator);
+  const double gigaflop = stepGigaflop(*work.model, work.inputShape);
   // Before the optimizer: its momentum buffers are made on the parameters' device.
   work.model->to(device);
   Tensor hostImages = Tensor::empty(work.inputShape);  // [B, C, H, W]
@@ -145,13 +168,15 @@ int run(const Options& options) {
       "\"image_size\": %lld, \"small_images\": %s, \"threads\": %d, \"tf32\": %s, "
       "\"deterministic\": %s, \"warmup\": %d, \"iterations\": %d, \"median_ms\": %.3f, "
       "\"min_ms\": %.3f, \"images_per_s\": %.1f, \"peak_bytes\": %zu, "
-      "\"system_allocations_in_timed_steps\": %zu}\n",
+      "\"system_allocations_in_timed_steps\": %zu, \"peak_rss_bytes\": %zu, "
+      "\"step_gflop\": %.3f}\n",
       options.network.c_str(), device.name().c_str(), static_cast<long long>(options.batch),
       static_cast<long long>(shape[3]), options.smallImages ? "true" : "false", options.threads,
       options.device == "cuda" && !options.noTf32 ? "true" : "false",
       options.deterministic ? "true" : "false", options.warmup, options.iterations,
       times[times.size() / 2], times[0], options.batch * 1000.0 / times[times.size() / 2],
-      stats.peakAllocatedBytes, stats.systemAllocations - allocationsBefore);
+      stats.peakAllocatedBytes, stats.systemAllocations - allocationsBefore, peakResidentBytes(),
+      gigaflop);
   return 0;
 }
 
