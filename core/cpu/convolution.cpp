@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/cpu/dnnl_context.h"
+#include "core/cpu/winograd.h"
 
 namespace imerge::cpu {
 
@@ -35,6 +36,44 @@ ConvLayout convLayout() {
 }
 void setConvLayout(ConvLayout layout) {
   layoutSetting().store(layout);
+}
+
+namespace {
+ConvAlgorithm algorithmFromEnvironment() {
+  const char* value = std::getenv("IMERGE_CONV_ALGORITHM");
+  if (value && std::strcmp(value, "direct") == 0) return ConvAlgorithm::Direct;
+  if (value && std::strcmp(value, "winograd") == 0) return ConvAlgorithm::Winograd;
+  return ConvAlgorithm::Auto;
+}
+
+std::atomic<ConvAlgorithm>& algorithmSetting() {
+  static std::atomic<ConvAlgorithm> algorithm{algorithmFromEnvironment()};
+  return algorithm;
+}
+
+// Below this many input or output channels oneDNN's direct kernels win: the transforms then
+// cost more than the products they save (bench/conv_algorithms.cpp has the per-shape timings).
+constexpr int64_t kWinogradMinChannels = 64;
+
+bool useWinograd(const Shape& weight, const Conv2dParams& params) {
+  switch (algorithmSetting().load()) {
+    case ConvAlgorithm::Direct:
+      return false;
+    case ConvAlgorithm::Winograd:
+      return winogradApplies(weight, params);
+    case ConvAlgorithm::Auto:
+      break;
+  }
+  return winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
+         weight[1] >= kWinogradMinChannels;
+}
+}  // namespace
+
+ConvAlgorithm convAlgorithm() {
+  return algorithmSetting().load();
+}
+void setConvAlgorithm(ConvAlgorithm algorithm) {
+  algorithmSetting().store(algorithm);
 }
 
 // ---- shape checks -------------------------------------------------------------------------
@@ -397,6 +436,9 @@ void backwardWeights(const Geometry& g, DiffDstCopies& diffDst, const Tensor& in
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params) {
   const Shape outputShape = conv2dOutputShape(input, weight, bias, params);
+  if (useWinograd(weight.shape(), params)) {
+    return winogradConv2dForward(input, weight, bias, params, outputShape);
+  }
   const Geometry g =
       makeGeometry(input.shape(), weight.shape(), outputShape, params, bias.defined());
   const ForwardEntry& entry =
@@ -417,6 +459,25 @@ Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bi
 }
 
 namespace {
+// gradOutput [N, C, H, W] summed over N, H and W per channel -> [C]
+Tensor biasGradient(const Tensor& gradOutput) {
+  const int64_t batch = gradOutput.dim(0), channels = gradOutput.dim(1);
+  const int64_t plane = gradOutput.dim(2) * gradOutput.dim(3);
+  Tensor bias = Tensor::zeros({channels});  // [C]
+  float* sums = bias.data<float>();
+  const float* g = gradOutput.data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* values = g + (n * channels + c) * plane;
+      float total = 0.0f;
+#pragma omp simd reduction(+ : total)
+      for (int64_t i = 0; i < plane; ++i) total += values[i];
+      sums[c] += total;
+    }
+  }
+  return bias;
+}
+
 // The backward entry points share this; `input` and `weight` are needed only for the
 // gradients that read them (weight for the data gradient, input for the weight gradient).
 Conv2dGrads backward(const Operand& inputOperand, const Tensor* input, const Operand& weightOperand,
@@ -432,34 +493,26 @@ Conv2dGrads backward(const Operand& inputOperand, const Tensor* input, const Ope
   Conv2dGrads grads;
   DiffDstCopies diffDst{gradOutput, std::nullopt, memory(), Tensor()};
 
-  if (needInput) {
+  const bool winograd = useWinograd(weightShape, params);
+  if (needInput && winograd) {
+    grads.input = winogradConv2dBackwardData(gradOutput, *weight, inputShape, params);
+  } else if (needInput) {
     // The data gradient does not depend on the bias: one primitive serves both cases.
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, false);
     grads.input = Tensor::empty(inputShape);  // [N, C_in, H, W]
     backwardData(g, diffDst, *weight, grads.input);
   }
-  if (needWeight) {
+  if (needWeight && winograd) {
+    grads.weight = winogradConv2dBackwardWeights(*input, gradOutput, weightShape, params);
+  } else if (needWeight) {
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, needBias);
     grads.weight = Tensor::empty(weightShape);                   // [C_out, C_in / groups, kH, kW]
     if (needBias) grads.bias = Tensor::empty({weightShape[0]});  // [C_out]
     backwardWeights(g, diffDst, *input, grads.weight, needBias ? &grads.bias : nullptr);
-  } else if (needBias) {
-    // The bias alone (a frozen weight): gradOutput summed over N, H and W per channel.
-    const int64_t batch = outputShape[0], channels = outputShape[1];
-    const int64_t plane = outputShape[2] * outputShape[3];
-    grads.bias = Tensor::zeros({channels});  // [C_out]
-    float* sums = grads.bias.data<float>();
-    const float* g = gradOutput.data<float>();
-    for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const float* values = g + (n * channels + c) * plane;
-        float total = 0.0f;
-#pragma omp simd reduction(+ : total)
-        for (int64_t i = 0; i < plane; ++i) total += values[i];
-        sums[c] += total;
-      }
-    }
   }
+  // The bias alone (a frozen weight) or beside a Winograd weight gradient; oneDNN's direct
+  // backward-weights computes it in the same pass.
+  if (needBias && !(needWeight && !winograd)) grads.bias = biasGradient(gradOutput);
   return grads;
 }
 

@@ -49,6 +49,21 @@ enum class ConvLayout {
 ConvLayout convLayout();
 void setConvLayout(ConvLayout layout);
 
+// Which algorithm a 3x3, stride-1 convolution runs (core/cpu/winograd.h); every other shape
+// always runs oneDNN's direct kernels.
+enum class ConvAlgorithm {
+  // Winograd F(4x4, 3x3) where it was measured faster than oneDNN's direct kernels (both the
+  // input and the output have at least 64 channels), direct elsewhere.
+  Auto,
+  // oneDNN's direct kernels everywhere (IMERGE_CONV_ALGORITHM=direct; for measurements).
+  Direct,
+  // Winograd wherever winogradApplies, whatever the channels (IMERGE_CONV_ALGORITHM=winograd;
+  // lets the tests check it on small shapes).
+  Winograd,
+};
+ConvAlgorithm convAlgorithm();
+void setConvAlgorithm(ConvAlgorithm algorithm);
+
 // Checks the operands and returns the output shape [N, C_out, H_out, W_out]. Throws
 // imerge::Error naming "conv2d", the offending tensor and its shape. `bias` may be undefined.
 Shape conv2dOutputShape(const Tensor& input, const Tensor& weight, const Tensor& bias,

@@ -1,6 +1,7 @@
 // conv2d: finite-difference gradients for every operand, PyTorch forward and backward values
-// (tests/reference/torch_conv_linear.py) in both internal layouts, gradients skipped for inputs
-// that need none, a steady state that allocates nothing new, and errors that name the shapes.
+// (tests/reference/torch_conv_linear.py) in both internal layouts and with Winograd forced onto
+// the 3x3 stride-1 cases, gradients skipped for inputs that need none, a steady state that
+// allocates nothing new, and errors that name the shapes.
 #include "autograd/ops/convolution.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 
 #include "core/cpu/convolution.h"
 #include "core/cpu/elementwise.h"
+#include "core/cpu/winograd.h"
 #include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
@@ -40,6 +42,18 @@ class LayoutScope {
 
  private:
   ConvLayout previous_;
+};
+
+// The same for the algorithm a 3x3 stride-1 convolution runs.
+class AlgorithmScope {
+ public:
+  explicit AlgorithmScope(cpu::ConvAlgorithm algorithm) : previous_(cpu::convAlgorithm()) {
+    cpu::setConvAlgorithm(algorithm);
+  }
+  ~AlgorithmScope() { cpu::setConvAlgorithm(previous_); }
+
+ private:
+  cpu::ConvAlgorithm previous_;
 };
 
 const char* layoutName(ConvLayout layout) {
@@ -102,6 +116,41 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvGradCheckTest,
                                   layoutName(std::get<1>(info.param));
                          });
 
+// Winograd F(4x4, 3x3) (core/cpu/winograd.h) forced onto small shapes: output sizes that are
+// and are not multiples of the 4x4 tile, smaller than one tile, every padding it takes.
+const GradCase kWinogradGradCases[] = {
+    {"Pad0", {2, 3, 6, 6}, {4, 3, 3, 3}, makeOptions({1, 1}, {0, 0}, {1, 1}, 1), true},
+    {"Pad1Ragged", {1, 2, 5, 7}, {3, 2, 3, 3}, makeOptions({1, 1}, {1, 1}, {1, 1}, 1), true},
+    {"Pad2NoBias", {2, 2, 3, 4}, {2, 2, 3, 3}, makeOptions({1, 1}, {2, 2}, {1, 1}, 1), false},
+    {"SmallerThanATile", {1, 3, 2, 2}, {2, 3, 3, 3}, makeOptions({1, 1}, {1, 1}, {1, 1}, 1), true},
+};
+
+class ConvWinogradGradCheckTest : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(ConvWinogradGradCheckTest, GradientsMatchFiniteDifferences) {
+  const GradCase& gradCase = GetParam();
+  AlgorithmScope scope(cpu::ConvAlgorithm::Winograd);
+  Conv2dParams params;
+  params.padding = gradCase.options.padding;
+  ASSERT_TRUE(cpu::winogradApplies(gradCase.weight, params));
+  std::vector<Variable> inputs{
+      Variable(randomTensor(gradCase.input, 1), true),
+      Variable(randomTensor(gradCase.weight, 2), true),
+      gradCase.bias ? Variable(randomTensor({gradCase.weight[0]}, 3), true) : Variable()};
+  const Conv2dOptions options = gradCase.options;
+  // A convolution is linear in each operand, so a central difference is exact at any step; a
+  // larger step than the default keeps the transforms' rounding (about 1e-6 of the output's
+  // scale, divided by the step) out of the difference quotient.
+  testing::GradCheckOptions check;
+  check.epsilon = 0.05f;
+  expectGradientsMatchFiniteDifferences(
+      [options](const std::vector<Variable>& v) { return conv2d(v[0], v[1], v[2], options); },
+      inputs, check);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvWinogradGradCheckTest, ::testing::ValuesIn(kWinogradGradCases),
+                         [](const auto& info) { return info.param.name; });
+
 // ---- PyTorch reference values -------------------------------------------------------------
 
 void expectMatchesTorch(const Tensor& actual, const Tensor& expected, const std::string& what) {
@@ -118,9 +167,7 @@ std::array<int64_t, 2> pair(const nlohmann::json& value) {
 
 class ConvTorchTest : public ::testing::TestWithParam<std::tuple<std::string, ConvLayout>> {};
 
-TEST_P(ConvTorchTest, MatchesTorchForwardAndBackward) {
-  const auto& [caseName, layout] = GetParam();
-  LayoutScope scope(layout);
+void expectCaseMatchesTorch(const std::string& caseName) {
   const auto reference = loadReferenceCase(kReference, caseName);
   const auto& json = reference.options();
   const Conv2dOptions options = makeOptions(pair(json.at("stride")), pair(json.at("padding")),
@@ -139,6 +186,27 @@ TEST_P(ConvTorchTest, MatchesTorchForwardAndBackward) {
     expectMatchesTorch(bias.grad(), reference.tensor("grad_bias"), caseName + " grad bias");
   }
 }
+
+TEST_P(ConvTorchTest, MatchesTorchForwardAndBackward) {
+  const auto& [caseName, layout] = GetParam();
+  LayoutScope scope(layout);
+  expectCaseMatchesTorch(caseName);
+}
+
+// The cases Winograd can run (3x3, stride 1), forced onto it.
+class ConvWinogradTorchTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvWinogradTorchTest, MatchesTorchForwardAndBackward) {
+  AlgorithmScope scope(cpu::ConvAlgorithm::Winograd);
+  const auto reference = loadReferenceCase(kReference, GetParam());
+  Conv2dParams params;
+  params.padding = pair(reference.options().at("padding"));
+  ASSERT_TRUE(cpu::winogradApplies(reference.tensor("weight").shape(), params));
+  expectCaseMatchesTorch(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvWinogradTorchTest,
+                         ::testing::Values("conv_basic", "conv_no_bias"));
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ConvTorchTest,
