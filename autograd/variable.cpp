@@ -13,6 +13,19 @@ namespace {
 std::atomic<uint64_t> nextSequence{1};
 }
 
+// When the last copy of an op's result outside the graph goes, the graph alone refers to it, and
+// the graph needs only its gradient bookkeeping: the value is dropped.
+struct Variable::ValueOwner {
+  std::weak_ptr<Impl> owned;
+  ~ValueOwner() {
+    if (std::shared_ptr<Impl> impl = owned.lock()) {
+      impl->droppedShape = impl->value.shape();
+      impl->value = Tensor();
+      impl->valueDropped = true;
+    }
+  }
+};
+
 Variable::Variable(Tensor value, bool requiresGrad) : impl_(std::make_shared<Impl>()) {
   impl_->value = std::move(value);
   impl_->requiresGrad = requiresGrad;
@@ -28,7 +41,11 @@ Variable::Variable(Tensor value, std::vector<Variable> inputs, GradFunc gradFunc
   if (!anyInputNeedsGrad) return;
   impl_->requiresGrad = true;
   impl_->inputs = std::move(inputs);
+  // The graph's copies of the inputs keep no input's value alive.
+  for (Variable& input : impl_->inputs) input.valueOwner_.reset();
   impl_->gradFunc = std::move(gradFunc);
+  valueOwner_ = std::make_shared<ValueOwner>();
+  valueOwner_->owned = impl_;
 }
 
 Variable::Impl& Variable::impl() const {
@@ -36,11 +53,20 @@ Variable::Impl& Variable::impl() const {
   return *impl_;
 }
 
+Variable::Impl& Variable::implWithValue() const {
+  Impl& self = impl();
+  IMERGE_CHECK(!self.valueDropped, "Variable: the value of '", self.name, "' float32",
+               shapeToString(self.droppedShape),
+               " was dropped when the forward no longer held it; an op whose backward reads an "
+               "input's value must capture that tensor in its GradFunc");
+  return self;
+}
+
 const Tensor& Variable::tensor() const {
-  return impl().value;
+  return implWithValue().value;
 }
 Tensor& Variable::tensor() {
-  return impl().value;
+  return implWithValue().value;
 }
 
 bool Variable::requiresGrad() const {
@@ -82,8 +108,9 @@ Tensor& Variable::grad() {
 
 void Variable::addGrad(const Tensor& gradient) {
   Impl& self = impl();
-  IMERGE_CHECK(gradient.shape() == self.value.shape(), "Variable::addGrad: gradient ",
-               gradient.describe(), " does not match '", self.name, "' ", self.value.describe());
+  const Shape& shape = self.valueDropped ? self.droppedShape : self.value.shape();
+  IMERGE_CHECK(gradient.shape() == shape, "Variable::addGrad: gradient ", gradient.describe(),
+               " does not match '", self.name, "' ", shapeToString(shape));
   if (!self.grad.defined()) {
     if (self.gradBuffer.defined()) {
       self.gradBuffer.copyFrom(gradient);

@@ -4,6 +4,12 @@
 // An op computes its output tensor and records a GradFunc that, given the output's gradient,
 // adds gradients to its inputs with addGrad(). backward() (autograd/engine.h) walks the graph.
 //
+// Memory: an op's result keeps its value only while code outside the graph holds a copy of the
+// Variable. The graph's own references (each op's inputs) do not keep it: when the forward has
+// moved on, the value is dropped, and only the tensors ops saved for their backward (captured in
+// their GradFunc) stay, as in PyTorch. So a GradFunc reads its inputs' values only through what
+// it captured, never through inputs[i].tensor().
+//
 // Gradient hooks fire exactly once per backward, when the variable's gradient is final: for a
 // parameter, right after its last contribution. The distributed Reducer hangs on them.
 #pragma once
@@ -78,14 +84,22 @@ class Variable {
  private:
   friend class Engine;
   struct Impl;
+  struct ValueOwner;
   std::shared_ptr<Impl> impl_;
+  // Shared by the copies of an op's result outside the graph; null in the graph's own copies and
+  // for leaves (whose values are never dropped).
+  std::shared_ptr<ValueOwner> valueOwner_;
 
   Impl& impl() const;
+  Impl& implWithValue() const;  // impl(), refusing a dropped value
 };
 
 // What the engine and ops keep per variable. Public to autograd's own files only.
 struct Variable::Impl {
   Tensor value;
+  // Set when the value was dropped (see "Memory" above); the shape still checks gradients.
+  bool valueDropped = false;
+  Shape droppedShape;
   bool requiresGrad = false;
   std::string name;
 

@@ -18,15 +18,20 @@ Variable conv2d(const Variable& input, const Variable& weight, const Variable& b
 
   std::vector<Variable> inputs{input, weight};
   if (bias.defined()) inputs.push_back(bias);
+  // Saved for the backward (the input for the weight's gradient, the weight for the input's;
+  // the kernels check both shapes).
+  const Tensor savedInput = input.tensor();
+  const Tensor savedWeight = weight.tensor();
   return Variable(output, std::move(inputs),
-                  [params, &backend](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+                  [params, &backend, savedInput, savedWeight](std::vector<Variable>& inputs,
+                                                              const Tensor& gradOutput) {
                     Variable& x = inputs[0];
                     Variable& w = inputs[1];
                     const bool needBias = inputs.size() > 2 && inputs[2].requiresGrad();
                     // The first layer's input is data: skipping its gradient skips a whole
                     // backward-data convolution.
                     Conv2dGrads grads =
-                        backend.conv2dBackward(x.tensor(), w.tensor(), gradOutput, params,
+                        backend.conv2dBackward(savedInput, savedWeight, gradOutput, params,
                                                x.requiresGrad(), w.requiresGrad(), needBias);
                     if (grads.input.defined()) x.addGrad(grads.input);
                     if (grads.weight.defined()) w.addGrad(grads.weight);

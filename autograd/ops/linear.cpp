@@ -30,20 +30,22 @@ Variable matmul(const Variable& a, const Variable& b) {
                " x b ", b.tensor().describe());
   Tensor out =
       gemmKernel("matmul", a.tensor(), b.tensor(), Transpose::No, Transpose::No);  // [M, N]
-  return Variable(out, {a, b}, [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-    Variable& left = inputs[0];
-    Variable& right = inputs[1];
-    // d a [M, K] = gradOutput [M, N] x b^T [N, K]
-    if (left.requiresGrad()) {
-      left.addGrad(
-          gemmKernel("matmul backward", gradOutput, right.tensor(), Transpose::No, Transpose::Yes));
-    }
-    // d b [K, N] = a^T [K, M] x gradOutput [M, N]
-    if (right.requiresGrad()) {
-      right.addGrad(
-          gemmKernel("matmul backward", left.tensor(), gradOutput, Transpose::Yes, Transpose::No));
-    }
-  });
+  return Variable(out, {a, b},
+                  [savedA = a.tensor(), savedB = b.tensor()](std::vector<Variable>& inputs,
+                                                             const Tensor& gradOutput) {
+                    Variable& left = inputs[0];
+                    Variable& right = inputs[1];
+                    // d a [M, K] = gradOutput [M, N] x b^T [N, K]
+                    if (left.requiresGrad()) {
+                      left.addGrad(gemmKernel("matmul backward", gradOutput, savedB, Transpose::No,
+                                              Transpose::Yes));
+                    }
+                    // d b [K, N] = a^T [K, M] x gradOutput [M, N]
+                    if (right.requiresGrad()) {
+                      right.addGrad(gemmKernel("matmul backward", savedA, gradOutput,
+                                               Transpose::Yes, Transpose::No));
+                    }
+                  });
 }
 
 Variable linear(const Variable& input, const Variable& weight, const Variable& bias) {
@@ -63,18 +65,18 @@ Variable linear(const Variable& input, const Variable& weight, const Variable& b
 
   std::vector<Variable> inputs{input, weight};
   if (hasBias) inputs.push_back(bias);
-  auto backward = [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+  // Saved for the backward: the input for the weight's gradient, the weight for the input's.
+  auto backward = [savedX = x, savedW = w](std::vector<Variable>& inputs,
+                                           const Tensor& gradOutput) {
     Variable& in = inputs[0];
     Variable& wt = inputs[1];
     // d input [N, in] = gradOutput [N, out] x w [out, in]
     if (in.requiresGrad()) {
-      in.addGrad(
-          gemmKernel("linear backward", gradOutput, wt.tensor(), Transpose::No, Transpose::No));
+      in.addGrad(gemmKernel("linear backward", gradOutput, savedW, Transpose::No, Transpose::No));
     }
     // d weight [out, in] = gradOutput^T [out, N] x input [N, in]
     if (wt.requiresGrad()) {
-      wt.addGrad(
-          gemmKernel("linear backward", gradOutput, in.tensor(), Transpose::Yes, Transpose::No));
+      wt.addGrad(gemmKernel("linear backward", gradOutput, savedX, Transpose::Yes, Transpose::No));
     }
     // d bias [out] = gradOutput summed over the batch
     if (inputs.size() > 2 && inputs[2].requiresGrad()) {

@@ -1,7 +1,8 @@
 // The backward engine: gradients on small graphs computed by hand, accumulation, graph
 // release, no-grad mode, and the gradient hooks the distributed Reducer depends on: each fires
 // once per backward, after the parameter's last contribution, while the rest of backward is
-// still to run; gradients land in flat-buffer views when asked to.
+// still to run; gradients land in flat-buffer views when asked to; an op's result that only the
+// graph refers to gives its value back.
 #include "autograd/engine.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops/elementwise.h"
+#include "core/device.h"
 #include "support/error_text.h"
 #include "support/tensor_builders.h"
 
@@ -170,6 +172,58 @@ TEST(Backward, LeavesOnlyChangeRequiresGrad) {
   expectContains(errorMessage([&] { y.setRequiresGrad(false); }), "only leaves");
   w.setRequiresGrad(false);
   EXPECT_FALSE(autograd::mul(w, w).requiresGrad());
+}
+
+// ---- values the forward no longer holds -----------------------------------------------------
+
+size_t bytesInUse() {
+  return cpuDevice().memoryStats().allocatedBytes;
+}
+
+TEST(ValueDropping, AnIntermediateHeldOnlyByTheGraphIsFreedAndBackwardStillWorks) {
+  // x -> a = 2 x -> b = 3 a: scale saves nothing, so once the forward lets go of a, nothing
+  // needs its 4 MiB; the graph still carries a's gradient through.
+  constexpr int64_t kElements = 1 << 20;
+  Variable x(Tensor::full({kElements}, 1.0f), true);
+  const size_t start = bytesInUse();
+  Variable b;
+  {
+    Variable a = autograd::scale(x, 2.0f);
+    b = autograd::scale(a, 3.0f);
+    EXPECT_GE(bytesInUse() - start, 2 * kElements * sizeof(float)) << "a and b are both held";
+  }
+  EXPECT_LT(bytesInUse() - start, 2 * kElements * sizeof(float)) << "a's value was not dropped";
+  b.backward(Tensor::full({kElements}, 1.0f));
+  EXPECT_EQ(x.grad().data<float>()[0], 6.0f);
+  EXPECT_EQ(x.grad().data<float>()[kElements - 1], 6.0f);
+}
+
+TEST(ValueDropping, ValuesHeldOutsideTheGraphAndLeavesAreKept) {
+  Variable x = parameter({1, -2, 3}, "x");
+  Variable a = autograd::relu(x);
+  Variable copy = a;  // another copy outside the graph
+  a = Variable();
+  Variable b = autograd::scale(copy, 2.0f);
+  b.backward(floats({1, 1, 1}));
+  EXPECT_EQ(copy.tensor().toVector(), (std::vector<float>{1, 0, 3}));
+  EXPECT_EQ(x.tensor().toVector(), (std::vector<float>{1, -2, 3}));
+  EXPECT_EQ(x.grad().toVector(), (std::vector<float>{2, 0, 2}));
+}
+
+TEST(ValueDropping, ReadingADroppedValueInsideTheGraphIsAClearError) {
+  // An op that (wrongly) reads its input's value through the graph instead of capturing it.
+  Variable x = parameter({1, 2}, "x");
+  Variable out;
+  {
+    Variable hidden = autograd::scale(x, 2.0f);
+    hidden.setName("hidden");
+    out = Variable(floats({0, 0}), {hidden},
+                   [](std::vector<Variable>& inputs, const Tensor&) { (void)inputs[0].tensor(); });
+  }
+  const std::string message = errorMessage([&] { out.backward(floats({1, 1})); });
+  for (const char* part : {"'hidden'", "float32[2]", "was dropped", "capture"}) {
+    expectContains(message, part);
+  }
 }
 
 // ---- hooks ------------------------------------------------------------------------------
