@@ -102,6 +102,35 @@ void storeLanes(const Lanes& lanes, float* to, int64_t count) {
   }
 }
 
+// A transformed 6x6 tile to or from the [36][rows][columns] layout the matrix products read:
+// point p of the tile lies at `at` + p * pointStride.
+void storePoints(const Lanes (&points)[kInputTile][kInputTile], float* at, int64_t pointStride,
+                 int64_t count) {
+  for (int64_t p = 0; p < kPoints; ++p) {
+    storeLanes(points[p / kInputTile][p % kInputTile], at + p * pointStride, count);
+  }
+}
+void loadPoints(const float* at, int64_t pointStride, int64_t count,
+                Lanes (&points)[kInputTile][kInputTile]) {
+  for (int64_t p = 0; p < kPoints; ++p) {
+    points[p / kInputTile][p % kInputTile] = loadLanes(at + p * pointStride, count);
+  }
+}
+
+// body(row, first, lanes) for every row and every group of up to eight consecutive columns of
+// 0..columns-1 (first..first+lanes-1), rows and groups shared out among the threads.
+template <typename Body>
+void forEachLaneGroup(int64_t rows, int64_t columns, Body body) {
+  const int64_t groups = (columns + kLanes - 1) / kLanes;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t group = 0; group < groups; ++group) {
+      const int64_t first = group * kLanes;
+      body(row, first, std::min(kLanes, columns - first));
+    }
+  }
+}
+
 // ---- tiles --------------------------------------------------------------------------------
 
 // The 4x4 output tiles of one convolution, numbered image by image, row by row; tile t reads
@@ -144,34 +173,26 @@ int64_t tilesPerBlock(int64_t floatsPerTile, int64_t count) {
 // eight tiles at a time.
 void transformInputTiles(const float* x, const Tiling& t, int64_t first, int64_t size, float* u) {
   const int64_t channels = t.channels, planeSize = t.height * t.width;
-  const int64_t groups = (size + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t group = 0; group < groups; ++group) {
-      const int64_t i0 = group * kLanes, lanes = std::min(kLanes, size - i0);
-      Lanes patch[kInputTile][kInputTile] = {};
-      for (int64_t l = 0; l < lanes; ++l) {
-        const Tiling::Position at = t.position(first + i0 + l);
-        const float* plane = x + (at.image * channels + c) * planeSize;
-        const int64_t top = at.row - t.padding, left = at.column - t.padding;
-        for (int r = 0; r < kInputTile; ++r) {
-          const int64_t y = top + r;
-          if (y < 0 || y >= t.height) continue;
-          const float* row = plane + y * t.width;
-          for (int s = 0; s < kInputTile; ++s) {
-            const int64_t column = left + s;
-            if (column >= 0 && column < t.width) patch[r][s][l] = row[column];
-          }
+  forEachLaneGroup(channels, size, [&](int64_t c, int64_t i0, int64_t lanes) {
+    Lanes patch[kInputTile][kInputTile] = {};
+    for (int64_t l = 0; l < lanes; ++l) {
+      const Tiling::Position at = t.position(first + i0 + l);
+      const float* plane = x + (at.image * channels + c) * planeSize;
+      const int64_t top = at.row - t.padding, left = at.column - t.padding;
+      for (int r = 0; r < kInputTile; ++r) {
+        const int64_t y = top + r;
+        if (y < 0 || y >= t.height) continue;
+        const float* row = plane + y * t.width;
+        for (int s = 0; s < kInputTile; ++s) {
+          const int64_t column = left + s;
+          if (column >= 0 && column < t.width) patch[r][s][l] = row[column];
         }
       }
-      Lanes transformed[kInputTile][kInputTile];
-      transform2d(patch, transformed, inputTransform);
-      for (int64_t p = 0; p < kPoints; ++p) {
-        storeLanes(transformed[p / kInputTile][p % kInputTile], u + (p * channels + c) * size + i0,
-                   lanes);
-      }
     }
-  }
+    Lanes transformed[kInputTile][kInputTile];
+    transform2d(patch, transformed, inputTransform);
+    storePoints(transformed, u + c * size + i0, channels * size, lanes);
+  });
 }
 
 // z [36][K][size] = A dy A^T for the 4x4 output-gradient tile dy (zero beyond the output's edge)
@@ -179,31 +200,23 @@ void transformInputTiles(const float* x, const Tiling& t, int64_t first, int64_t
 void transformOutputGradientTiles(const float* dy, const Tiling& t, int64_t outChannels,
                                   int64_t first, int64_t size, float* z) {
   const int64_t planeSize = t.outHeight * t.outWidth;
-  const int64_t groups = (size + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t k = 0; k < outChannels; ++k) {
-    for (int64_t group = 0; group < groups; ++group) {
-      const int64_t i0 = group * kLanes, lanes = std::min(kLanes, size - i0);
-      Lanes tile[kOutputTile][kOutputTile] = {};
-      for (int64_t l = 0; l < lanes; ++l) {
-        const Tiling::Position at = t.position(first + i0 + l);
-        const float* plane = dy + (at.image * outChannels + k) * planeSize;
-        const int64_t rows = std::min(kOutputTile, t.outHeight - at.row);
-        const int64_t columns = std::min(kOutputTile, t.outWidth - at.column);
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t s = 0; s < columns; ++s) {
-            tile[r][s][l] = plane[(at.row + r) * t.outWidth + at.column + s];
-          }
+  forEachLaneGroup(outChannels, size, [&](int64_t k, int64_t i0, int64_t lanes) {
+    Lanes tile[kOutputTile][kOutputTile] = {};
+    for (int64_t l = 0; l < lanes; ++l) {
+      const Tiling::Position at = t.position(first + i0 + l);
+      const float* plane = dy + (at.image * outChannels + k) * planeSize;
+      const int64_t rows = std::min(kOutputTile, t.outHeight - at.row);
+      const int64_t columns = std::min(kOutputTile, t.outWidth - at.column);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t s = 0; s < columns; ++s) {
+          tile[r][s][l] = plane[(at.row + r) * t.outWidth + at.column + s];
         }
       }
-      Lanes transformed[kInputTile][kInputTile];
-      transform2d(tile, transformed, outputGradientTransform);
-      for (int64_t p = 0; p < kPoints; ++p) {
-        storeLanes(transformed[p / kInputTile][p % kInputTile],
-                   z + (p * outChannels + k) * size + i0, lanes);
-      }
     }
-  }
+    Lanes transformed[kInputTile][kInputTile];
+    transform2d(tile, transformed, outputGradientTransform);
+    storePoints(transformed, z + k * size + i0, outChannels * size, lanes);
+  });
 }
 
 // y [N, K, outHeight, outWidth] (the tiles first..first+size-1) = A^T v A (+ bias) from
@@ -211,32 +224,24 @@ void transformOutputGradientTiles(const float* dy, const Tiling& t, int64_t outC
 void transformOutputTiles(const float* v, const Tiling& t, int64_t outChannels, const float* bias,
                           int64_t first, int64_t size, float* y) {
   const int64_t planeSize = t.outHeight * t.outWidth;
-  const int64_t groups = (size + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t k = 0; k < outChannels; ++k) {
-    for (int64_t group = 0; group < groups; ++group) {
-      const int64_t i0 = group * kLanes, lanes = std::min(kLanes, size - i0);
-      Lanes transformed[kInputTile][kInputTile];
-      for (int64_t p = 0; p < kPoints; ++p) {
-        transformed[p / kInputTile][p % kInputTile] =
-            loadLanes(v + (p * outChannels + k) * size + i0, lanes);
-      }
-      Lanes tile[kOutputTile][kOutputTile];
-      transform2d(transformed, tile, outputTransform);
-      const float offset = bias ? bias[k] : 0.0f;
-      for (int64_t l = 0; l < lanes; ++l) {
-        const Tiling::Position at = t.position(first + i0 + l);
-        float* plane = y + (at.image * outChannels + k) * planeSize;
-        const int64_t rows = std::min(kOutputTile, t.outHeight - at.row);
-        const int64_t columns = std::min(kOutputTile, t.outWidth - at.column);
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t s = 0; s < columns; ++s) {
-            plane[(at.row + r) * t.outWidth + at.column + s] = tile[r][s][l] + offset;
-          }
+  forEachLaneGroup(outChannels, size, [&](int64_t k, int64_t i0, int64_t lanes) {
+    Lanes transformed[kInputTile][kInputTile];
+    loadPoints(v + k * size + i0, outChannels * size, lanes, transformed);
+    Lanes tile[kOutputTile][kOutputTile];
+    transform2d(transformed, tile, outputTransform);
+    const float offset = bias ? bias[k] : 0.0f;
+    for (int64_t l = 0; l < lanes; ++l) {
+      const Tiling::Position at = t.position(first + i0 + l);
+      float* plane = y + (at.image * outChannels + k) * planeSize;
+      const int64_t rows = std::min(kOutputTile, t.outHeight - at.row);
+      const int64_t columns = std::min(kOutputTile, t.outWidth - at.column);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t s = 0; s < columns; ++s) {
+          plane[(at.row + r) * t.outWidth + at.column + s] = tile[r][s][l] + offset;
         }
       }
     }
-  }
+  });
 }
 
 // The transformed kernels of a convolution from `inChannels` to `outChannels`:
@@ -250,28 +255,20 @@ Tensor transformKernels(const Tensor& weight, bool flipped) {
   Tensor transformed = Tensor::empty({kPoints, outChannels, inChannels});
   const float* w = weight.data<float>();
   float* out = transformed.data<float>();
-  const int64_t groups = (inChannels + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t o = 0; o < outChannels; ++o) {
-    for (int64_t group = 0; group < groups; ++group) {
-      const int64_t i0 = group * kLanes, lanes = std::min(kLanes, inChannels - i0);
-      Lanes kernel[3][3] = {};
-      for (int64_t l = 0; l < lanes; ++l) {
-        const int64_t k = flipped ? i0 + l : o, c = flipped ? o : i0 + l;
-        const float* g = w + (k * channels + c) * 9;
-        for (int i = 0; i < 3; ++i) {
-          for (int j = 0; j < 3; ++j)
-            kernel[i][j][l] = flipped ? g[(2 - i) * 3 + 2 - j] : g[i * 3 + j];
-        }
-      }
-      Lanes v[kInputTile][kInputTile];
-      transform2d(kernel, v, kernelTransform);
-      for (int64_t p = 0; p < kPoints; ++p) {
-        storeLanes(v[p / kInputTile][p % kInputTile], out + (p * outChannels + o) * inChannels + i0,
-                   lanes);
+  forEachLaneGroup(outChannels, inChannels, [&](int64_t o, int64_t i0, int64_t lanes) {
+    Lanes kernel[3][3] = {};
+    for (int64_t l = 0; l < lanes; ++l) {
+      const int64_t k = flipped ? i0 + l : o, c = flipped ? o : i0 + l;
+      const float* g = w + (k * channels + c) * 9;
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j)
+          kernel[i][j][l] = flipped ? g[(2 - i) * 3 + 2 - j] : g[i * 3 + j];
       }
     }
-  }
+    Lanes v[kInputTile][kInputTile];
+    transform2d(kernel, v, kernelTransform);
+    storePoints(v, out + o * inChannels + i0, outChannels * inChannels, lanes);
+  });
   return transformed;
 }
 
@@ -352,26 +349,18 @@ Tensor winogradConv2dBackwardWeights(const Tensor& input, const Tensor& gradOutp
   }
   Tensor gradWeight = Tensor::empty(weightShape);  // [K, C, 3, 3]
   float* dw = gradWeight.data<float>();
-  const int64_t groups = (inChannels + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t k = 0; k < outChannels; ++k) {
-    for (int64_t group = 0; group < groups; ++group) {
-      const int64_t c0 = group * kLanes, lanes = std::min(kLanes, inChannels - c0);
-      Lanes transformed[kInputTile][kInputTile];
-      for (int64_t p = 0; p < kPoints; ++p) {
-        transformed[p / kInputTile][p % kInputTile] =
-            loadLanes(m + (p * outChannels + k) * inChannels + c0, lanes);
-      }
-      Lanes kernel[3][3];
-      transform2d(transformed, kernel, kernelGradientTransform);
-      for (int64_t l = 0; l < lanes; ++l) {
-        float* g = dw + (k * inChannels + c0 + l) * 9;
-        for (int i = 0; i < 3; ++i) {
-          for (int j = 0; j < 3; ++j) g[i * 3 + j] = kernel[i][j][l];
-        }
+  forEachLaneGroup(outChannels, inChannels, [&](int64_t k, int64_t c0, int64_t lanes) {
+    Lanes transformed[kInputTile][kInputTile];
+    loadPoints(m + k * inChannels + c0, outChannels * inChannels, lanes, transformed);
+    Lanes kernel[3][3];
+    transform2d(transformed, kernel, kernelGradientTransform);
+    for (int64_t l = 0; l < lanes; ++l) {
+      float* g = dw + (k * inChannels + c0 + l) * 9;
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) g[i * 3 + j] = kernel[i][j][l];
       }
     }
-  }
+  });
   return gradWeight;
 }
 
