@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
@@ -106,7 +107,7 @@ Tensor& Variable::grad() {
   return impl().grad;
 }
 
-void Variable::addGrad(const Tensor& gradient) {
+void Variable::addGrad(Tensor gradient) {
   Impl& self = impl();
   const Shape& shape = self.valueDropped ? self.droppedShape : self.value.shape();
   IMERGE_CHECK(gradient.shape() == shape, "Variable::addGrad: gradient ", gradient.describe(),
@@ -118,8 +119,9 @@ void Variable::addGrad(const Tensor& gradient) {
       self.gradOwned = true;
     } else if (isLeaf()) {
       // A leaf's gradient outlives this backward and is updated in place by its owner (the
-      // reducer averages it, accumulation adds to it), so it must not alias an op's tensor.
-      self.grad = gradient.clone();
+      // reducer averages it, accumulation adds to it), so it must not alias a tensor that
+      // anything else holds.
+      self.grad = gradient.ownsStorageAlone() ? std::move(gradient) : gradient.clone();
       self.gradOwned = true;
     } else {
       self.grad = gradient;
@@ -128,7 +130,8 @@ void Variable::addGrad(const Tensor& gradient) {
     return;
   }
   if (!self.gradOwned) {
-    self.grad = self.grad.clone();
+    // Added to in place below: copied first unless nothing else holds it.
+    if (!self.grad.ownsStorageAlone()) self.grad = self.grad.clone();
     self.gradOwned = true;
   }
   backendFor("gradient accumulation", self.grad, gradient).addInPlace(self.grad, gradient);

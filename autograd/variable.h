@@ -58,8 +58,11 @@ class Variable {
   bool hasGrad() const;
   const Tensor& grad() const;
   Tensor& grad();
-  // Adds a contribution. Leaves accumulate across backward calls until zeroGrad().
-  void addGrad(const Tensor& gradient);
+  // Adds a contribution. Leaves accumulate across backward calls until zeroGrad(). Taken by
+  // value: a gradient passed as a temporary that nothing else holds becomes the leaf's
+  // gradient without a copy (PyTorch's AccumulateGrad steals it the same way), which saves
+  // a second copy of the largest weight's gradient at the peak of backward.
+  void addGrad(Tensor gradient);
   // Forgets the gradient (PyTorch's set_to_none); the next backward starts afresh.
   void zeroGrad();
   // Makes future gradients land in `buffer` (a view into a flat bucket), so a fused all-reduce

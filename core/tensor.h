@@ -101,6 +101,11 @@ class Tensor {
   bool sharesStorageWith(const Tensor& other) const {
     return storage_ && storage_ == other.storage_;
   }
+  // True when no other tensor refers to this one's storage and it spans all of it: a result
+  // nobody else holds, which can be kept instead of copied (a gradient taken by a leaf).
+  bool ownsStorageAlone() const {
+    return storage_ && storage_.use_count() == 1 && offset_ == 0 && bytes() == storage_->bytes();
+  }
   // "float32[16, 3, 28, 28]", for error messages.
   std::string describe() const;
 

@@ -3,6 +3,8 @@
 // require them.
 #include "autograd/ops/convolution.h"
 
+#include <utility>
+
 #include "core/backend.h"
 
 namespace imerge::autograd {
@@ -33,9 +35,9 @@ Variable conv2d(const Variable& input, const Variable& weight, const Variable& b
                     Conv2dGrads grads =
                         backend.conv2dBackward(savedInput, savedWeight, gradOutput, params,
                                                x.requiresGrad(), w.requiresGrad(), needBias);
-                    if (grads.input.defined()) x.addGrad(grads.input);
-                    if (grads.weight.defined()) w.addGrad(grads.weight);
-                    if (grads.bias.defined()) inputs[2].addGrad(grads.bias);
+                    if (grads.input.defined()) x.addGrad(std::move(grads.input));
+                    if (grads.weight.defined()) w.addGrad(std::move(grads.weight));
+                    if (grads.bias.defined()) inputs[2].addGrad(std::move(grads.bias));
                   });
 }
 

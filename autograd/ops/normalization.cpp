@@ -1,5 +1,7 @@
 #include "autograd/ops/normalization.h"
 
+#include <utility>
+
 #include "autograd/grad_mode.h"
 #include "core/backend.h"
 
@@ -17,10 +19,10 @@ Tensor tensorOrUndefined(const Variable& variable) {
 }
 
 // Hands each input that wants one its gradient (input, weight, bias).
-void addGradients(std::vector<Variable>& inputs, const BatchNormGradients& gradients) {
-  if (wantsGrad(inputs[0])) inputs[0].addGrad(gradients.input);
-  if (wantsGrad(inputs[1])) inputs[1].addGrad(gradients.weight);
-  if (wantsGrad(inputs[2])) inputs[2].addGrad(gradients.bias);
+void addGradients(std::vector<Variable>& inputs, BatchNormGradients gradients) {
+  if (wantsGrad(inputs[0])) inputs[0].addGrad(std::move(gradients.input));
+  if (wantsGrad(inputs[1])) inputs[1].addGrad(std::move(gradients.weight));
+  if (wantsGrad(inputs[2])) inputs[2].addGrad(std::move(gradients.bias));
 }
 
 void checkRunningStatistic(const char* what, const Tensor& statistic, const Tensor& input) {

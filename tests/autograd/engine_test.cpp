@@ -410,6 +410,21 @@ TEST(GradBuffer, FirstContributionIntoALeafNeverAliasesAnOpsTensor) {
   EXPECT_EQ(handedOver.toVector(), (std::vector<float>{3, 4}));
 }
 
+TEST(GradBuffer, ALeafTakesATemporaryGradientThatNothingElseHoldsWithoutACopy) {
+  // The largest weight's gradient (VGG-16's first classifier layer: 392 MiB) would otherwise
+  // exist twice at the peak of backward.
+  Variable v = parameter({1, 2}, "v");
+  const float* produced = nullptr;
+  Variable out(v.tensor(), {v}, [&produced](std::vector<Variable>& inputs, const Tensor&) {
+    Tensor fresh = floats({3, 4});
+    produced = fresh.data<float>();
+    inputs[0].addGrad(std::move(fresh));
+  });
+  autograd::sum(out).backward();
+  EXPECT_EQ(v.grad().data<float>(), produced);
+  EXPECT_EQ(v.grad().toVector(), (std::vector<float>{3, 4}));
+}
+
 TEST(GradBuffer, SharedPassThroughGradientsAreCopiedBeforeAccumulating) {
   // z = a + b with a = b = h (a non-leaf): h gets the same tensor twice; adding in place to the
   // first would double-count into the second.
