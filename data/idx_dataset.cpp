@@ -1,6 +1,5 @@
 #include "data/idx_dataset.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "data/idx_reader.h"
@@ -26,7 +25,11 @@ IdxImageDataset::IdxImageDataset(const std::string& name, const std::string& dir
   labels_ = std::move(loaded.labels);
   IMERGE_CHECK(images_.dim(0) > 0, name, " ", split, " in ", directory, " holds no images");
   const int64_t* labels = labels_.data<int64_t>();
-  classes_ = *std::max_element(labels, labels + labels_.dim(0)) + 1;
+  for (int64_t record = 0; record < labels_.dim(0); ++record) {
+    IMERGE_CHECK(labels[record] < kClasses, loaded.labelsPath, ": record ", record, " has label ",
+                 labels[record], " but ", name, " labels are 0..", kClasses - 1,
+                 "; is the file damaged or from another dataset?");
+  }
   transformedShape(transform_, {images_.dim(1), images_.dim(2), images_.dim(3)});  // validates
 }
 

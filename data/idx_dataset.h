@@ -14,6 +14,11 @@ inline constexpr const char* kFashionMnistDirectory = "/usr/share/datasets/fashi
 
 class IdxImageDataset final : public Dataset {
  public:
+  // MNIST and Fashion-MNIST both have 10 classes. Every label is checked against this when the
+  // dataset opens: taking the largest label + 1 instead would let one bad label silently train
+  // a model of another shape.
+  static constexpr int64_t kClasses = 10;
+
   // name: "mnist" or "fashion-mnist" (the file format is the same; the name is for messages).
   // split: "train" or "test" (the files' own name for it, "t10k", is accepted too); reads
   // <directory>/<train|t10k>-{images-idx3,labels-idx1}-ubyte[.gz].
@@ -23,8 +28,7 @@ class IdxImageDataset final : public Dataset {
   int64_t size() const override { return images_.dim(0); }
   Example get(int64_t index, Generator& generator) const override;
   Shape imageShape() const override;  // [1, 28, 28] before transforms
-  // 10 for MNIST and Fashion-MNIST: the largest label + 1.
-  int64_t classes() const override { return classes_; }
+  int64_t classes() const override { return kClasses; }
   std::string describe() const override;
 
   const Tensor& images() const { return images_; }  // float32 [N, 1, H, W] in [0, 1]
@@ -37,7 +41,6 @@ class IdxImageDataset final : public Dataset {
   TransformPtr transform_;
   Tensor images_;
   Tensor labels_;
-  int64_t classes_ = 0;
 };
 
 }  // namespace imerge::data

@@ -237,7 +237,7 @@ Tensor readIdxLabels(const std::string& path) {
 IdxDataset loadIdxDataset(const std::string& directory, const std::string& split) {
   const std::string imagesPath = findIdxFile(directory, split, "images-idx3");
   const std::string labelsPath = findIdxFile(directory, split, "labels-idx1");
-  IdxDataset dataset{readIdxImages(imagesPath), readIdxLabels(labelsPath)};
+  IdxDataset dataset{readIdxImages(imagesPath), readIdxLabels(labelsPath), labelsPath};
   IMERGE_CHECK(dataset.images.dim(0) == dataset.labels.dim(0),
                "image/label count mismatch: ", imagesPath, " holds ", dataset.images.dim(0),
                " images but ", labelsPath, " holds ", dataset.labels.dim(0),

@@ -23,8 +23,9 @@ Tensor readIdxLabels(const std::string& path);
 
 // A labelled split of an IDX dataset, e.g. Fashion-MNIST's "train" or "t10k".
 struct IdxDataset {
-  Tensor images;  // float32 [count, 1, 28, 28]
-  Tensor labels;  // int64 [count]
+  Tensor images;           // float32 [count, 1, 28, 28]
+  Tensor labels;           // int64 [count]
+  std::string labelsPath;  // the file the labels came from, for messages about them
 };
 // Reads "<directory>/<split>-images-idx3-ubyte[.gz]" and the matching labels, and checks that
 // their counts agree.

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "data/cifar10.h"
@@ -32,20 +34,32 @@ void truncateCopy(const fs::path& from, const fs::path& to, uintmax_t bytes) {
 
 // ---- IDX ----------------------------------------------------------------------------------
 
+// An IDX labels file (magic 00 00 08 01, big-endian count, one byte per label).
+void writeIdxLabels(const fs::path& path, const std::vector<uint8_t>& labels) {
+  const auto count = static_cast<uint32_t>(labels.size());
+  std::vector<char> bytes = {0, 0, 0x08, 1};
+  for (int shift : {24, 16, 8, 0}) bytes.push_back(static_cast<char>((count >> shift) & 0xff));
+  bytes.insert(bytes.end(), labels.begin(), labels.end());
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The tiny fixture's three images under <dir>/<split>-*, with these labels.
+void writeTinySplit(const fs::path& dir, const std::string& split,
+                    const std::vector<uint8_t>& labels) {
+  fs::copy_file(kFixtures / "tiny-images-idx3-ubyte.gz", dir / (split + "-images-idx3-ubyte.gz"));
+  writeIdxLabels(dir / (split + "-labels-idx1-ubyte"), labels);
+}
+
 TEST(IdxImageDataset, ReadsTheTinyFixtureAsTrainAndTest) {
   TempDir dir("idx-dataset");
-  for (const char* split : {"train", "t10k"}) {
-    fs::copy_file(kFixtures / "tiny-images-idx3-ubyte.gz",
-                  dir.path() / (std::string(split) + "-images-idx3-ubyte.gz"));
-    fs::copy_file(kFixtures / "tiny-labels-idx1-ubyte",
-                  dir.path() / (std::string(split) + "-labels-idx1-ubyte"));
-  }
+  for (const char* split : {"train", "t10k"}) writeTinySplit(dir.path(), split, {7, 0, 9});
   const IdxImageDataset train("fashion-mnist", dir.path().string(), "train");
   const IdxImageDataset test("mnist", dir.path().string(), "test");
   EXPECT_EQ(train.size(), 3);
   EXPECT_EQ(test.size(), 3);
   EXPECT_EQ(train.imageShape(), (Shape{1, 2, 3}));
-  EXPECT_EQ(train.classes(), 256);  // the fixture's largest label is 255
+  EXPECT_EQ(train.classes(), 10);
   Generator generator(0);
   const Example second = train.get(1, generator);
   EXPECT_EQ(second.label, 0);
@@ -53,14 +67,29 @@ TEST(IdxImageDataset, ReadsTheTinyFixtureAsTrainAndTest) {
   EXPECT_EQ(second.image.toVector(),
             (std::vector<float>{10 / 255.0f, 20 / 255.0f, 30 / 255.0f, 128 / 255.0f, 200 / 255.0f,
                                 254 / 255.0f}));
-  EXPECT_EQ(train.get(2, generator).label, 255);
+  EXPECT_EQ(train.get(2, generator).label, 9);
   expectContains(train.describe(), "fashion-mnist train (3 images");
+}
+
+// One label of 200 used to make a 201-class model without a word; a bad label in the test split
+// was found only after a whole training epoch. Both are refused when the dataset opens.
+TEST(IdxImageDataset, ALabelOutsideTheTenClassesIsRefusedNamingTheFileAndRecord) {
+  TempDir dir("idx-bad-label");
+  writeTinySplit(dir.path(), "train", {7, 200, 9});
+  writeTinySplit(dir.path(), "t10k", {7, 0, 10});
+  const std::string train =
+      errorMessage([&] { IdxImageDataset("fashion-mnist", dir.path().string(), "train"); });
+  expectContains(train, (dir.path() / "train-labels-idx1-ubyte").string() +
+                            ": record 1 has label 200 but fashion-mnist labels are 0..9");
+  const std::string test =
+      errorMessage([&] { IdxImageDataset("mnist", dir.path().string(), "test"); });
+  expectContains(test, (dir.path() / "t10k-labels-idx1-ubyte").string() +
+                           ": record 2 has label 10 but mnist labels are 0..9");
 }
 
 TEST(IdxImageDataset, AppliesItsTransform) {
   TempDir dir("idx-transform");
-  fs::copy_file(kFixtures / "tiny-images-idx3-ubyte", dir.path() / "train-images-idx3-ubyte");
-  fs::copy_file(kFixtures / "tiny-labels-idx1-ubyte", dir.path() / "train-labels-idx1-ubyte");
+  writeTinySplit(dir.path(), "train", {7, 0, 9});
   const IdxImageDataset padded("mnist", dir.path().string(), "train", centerCrop(4, 5));
   EXPECT_EQ(padded.imageShape(), (Shape{1, 4, 5}));
   Generator generator(0);

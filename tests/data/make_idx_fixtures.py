@@ -7,8 +7,8 @@ Run from anywhere with plain python3 (standard library only):
 It writes tests/data/fixtures/tiny-{images-idx3,labels-idx1}-ubyte, plain and gzip-compressed.
 The gzip files carry mtime 0 and no file name, so rerunning the script reproduces them byte for
 byte. The pixel and label values are spelled out here and again in the test; they include 0 and
-255 so the scaling to [0, 1] is checked at both ends, and the label 255 shows that labels outside
-0..9 pass through unchanged.
+255 so the scaling to [0, 1] is checked at both ends, and the label 255 shows that the reader passes
+labels outside 0..9 through unchanged (the MNIST datasets refuse them, naming the record).
 """
 import gzip
 import pathlib
