@@ -19,10 +19,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
 #include "distributed/comm/collective_shape.h"
+#include "distributed/comm/stall_report.h"
 #include "distributed/comm/thread_latency.h"
 
 namespace imerge::distributed {
@@ -72,6 +75,10 @@ std::string agreeOnShapeChecking(bool checking, MPI_Comm comm) {
          std::string(check ? "on" : "off") +
          ", another rank the opposite; every rank must use the same setting";
 }
+
+// The point-to-point tag of the stall check's messages (stall_report.h). Collectives never
+// match point-to-point messages, so any tag would do; one of its own keeps it recognisable.
+constexpr int kStallTag = 7001;
 
 // One MpiCommunicator per process, ever: MPI_Init cannot follow MPI_Finalize.
 std::atomic<bool> processHasMpiCommunicator{false};
@@ -170,9 +177,11 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   template <typename Post>
   void checked(CollectiveOperation operation, size_t count, size_t elementBytes, int root,
                Post post) {
+    position_ = {position_.sequence + 1,
+                 CollectiveShape::of(operation, count, elementBytes, root, label())};
     const size_t abandonedBefore = abandoned_.size();
     try {
-      agreeOnShape(operation, count, elementBytes, root);
+      agreeOnShape();
     } catch (const Error&) {
       if (abandoned_.size() > abandonedBefore) post(true);
       throw;
@@ -184,16 +193,15 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   // together, each with the same message naming every rank's collective, and MPI never sees
   // the mismatched pair. Every collective is preceded by this same fixed-size all-gather, so a
   // disagreement is always met by two of these, which match whatever follows them.
-  void agreeOnShape(CollectiveOperation operation, size_t count, size_t elementBytes,
-                    int root = 0) {
+  void agreeOnShape() {
     if (!owner_.checkCollectiveShapes_.load(std::memory_order_relaxed) || owner_.size_ == 1) {
       return;
     }
-    const CollectiveShape mine = CollectiveShape::of(operation, count, elementBytes, root, label());
+    const CollectiveShape& mine = position_.shape;
     std::vector<CollectiveShape> all(static_cast<size_t>(owner_.size_));
     // Errors and time-outs name the collective being checked, as they would without the check.
-    gather(&mine, all.data(), sizeof mine, collectiveName(operation), count * elementBytes,
-           /*abandonAtOnce=*/false);
+    gather(&mine, all.data(), sizeof mine, collectiveName(mine.operation),
+           static_cast<size_t>(mine.count * mine.elementBytes), /*abandonAtOnce=*/false);
     const std::string disagreement = describeShapeDisagreement(all);
     if (!disagreement.empty()) IMERGE_FAIL(disagreement);
   }
@@ -265,10 +273,16 @@ class MpiCommunicator::Ops final : public CollectiveOps {
                               ? startedAt + std::chrono::duration_cast<CommClock::duration>(
                                                 std::chrono::duration<double>(timeoutSeconds))
                               : CommClock::time_point::max();
+    // The longest stretch between two tests: milliseconds, unless this process was stopped.
+    auto lastTest = startedAt;
+    CommClock::duration frozen{};
     for (;;) {
       int done = 0;
       check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", what, bytes);
       if (done) return;
+      const auto now = CommClock::now();
+      frozen = std::max(frozen, now - lastTest);
+      lastTest = now;
       if (owner_.stopping_.load(std::memory_order_relaxed)) {
         abandoned_.push_back(request);
         IMERGE_FAIL(what, " '", label(), "' (", bytes, " bytes) on rank ", owner_.rank_, " of ",
@@ -276,29 +290,83 @@ class MpiCommunicator::Ops final : public CollectiveOps {
                     " was abandoned: the MpiCommunicator was destroyed while it "
                     "waited (call shutdown() to finish queued work first)");
       }
-      if (CommClock::now() >= deadline) {
+      if (now >= deadline) {
         abandoned_.push_back(request);
         const std::string pieceNote = pieces > 1 ? " (piece " + std::to_string(piece + 1) + " of " +
                                                        std::to_string(pieces) + ")"
                                                  : "";
+        const std::string stall =
+            exchangeStallReports(timeoutSeconds, std::chrono::duration<double>(frozen).count());
         IMERGE_FAIL(what, " '", label(), "' (", bytes, " bytes)", pieceNote,
                     " did not complete within ", formatSeconds(timeoutSeconds), " s on rank ",
-                    owner_.rank_, " of ", owner_.size_,
-                    ": another rank has probably exited or stopped; check the other ranks' "
-                    "output for an earlier error. Other causes: the ranks submitted different "
-                    "collectives, or the same ones in a different order (every rank must launch "
-                    "its all-reduces in the same order, with the same sizes); or a rank is much "
-                    "slower than this one (raise MpiOptions::timeoutSeconds, 0 waits forever). "
-                    "This communicator now fails every later task; call abort() to end the job");
+                    owner_.rank_, " of ", owner_.size_, ": ", stall,
+                    ". Other causes of a time-out: the ranks submitted different collectives, or "
+                    "the same ones in a different order (every rank must launch its all-reduces "
+                    "in the same order, with the same sizes); or a rank is much slower than this "
+                    "one (raise MpiOptions::timeoutSeconds, imerge-train's --dist-timeout; 0 "
+                    "waits forever). This communicator now fails every later task; call abort() "
+                    "to end the job");
       }
       pauseBetweenTests(CommClock::now() - startedAt);
     }
+  }
+
+  // The stall check (stall_report.h), once this rank's collective has timed out: tells every
+  // other rank where this one waits, then listens for theirs for a grace period (half the
+  // time-out, from 0.5 to 3 s: the ranks that reached the collective time out within about a
+  // step of each other), and describes who was heard. Errors end the listening early; the
+  // report then names fewer ranks as arrived, and nothing waits on a rank that is gone.
+  std::string exchangeStallReports(double timeoutSeconds, double frozenSeconds) {
+    const double graceSeconds = std::clamp(timeoutSeconds / 2, 0.5, 3.0);
+    sentPosition_ = position_;  // MPI reads it after MPI_Isend returns, so it must stay put
+    for (int r = 0; r < owner_.size_; ++r) {
+      if (r == owner_.rank_) continue;
+      MPI_Request request = MPI_REQUEST_NULL;
+      // Freed at once: a small message is sent eagerly, and one to a rank that never listens
+      // must not be waited for.
+      if (MPI_Isend(&sentPosition_, sizeof sentPosition_, MPI_BYTE, r, kStallTag, comm_,
+                    &request) == MPI_SUCCESS) {
+        MPI_Request_free(&request);
+      }
+    }
+    std::vector<std::optional<CollectivePosition>> heard(static_cast<size_t>(owner_.size_));
+    int unheard = owner_.size_ - 1;
+    const auto deadline = CommClock::now() + std::chrono::duration_cast<CommClock::duration>(
+                                                 std::chrono::duration<double>(graceSeconds));
+    while (unheard > 0 && CommClock::now() < deadline &&
+           !owner_.stopping_.load(std::memory_order_relaxed)) {
+      int arrived = 0;
+      MPI_Status status;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kStallTag, comm_, &arrived, &status) != MPI_SUCCESS) break;
+      if (!arrived) {
+        progressAbandoned();  // the timed-out collective completes if the others join now
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      CollectivePosition theirs;
+      if (MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, status.MPI_SOURCE, kStallTag, comm_,
+                   MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        break;
+      }
+      auto& slot = heard[static_cast<size_t>(status.MPI_SOURCE)];
+      if (!slot) {
+        slot = theirs;
+        --unheard;
+      }
+    }
+    return describeStall({.rank = owner_.rank_,
+                          .mine = position_,
+                          .heard = std::move(heard),
+                          .graceSeconds = graceSeconds,
+                          .frozenSeconds = frozenSeconds});
   }
 
   MpiCommunicator& owner_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   const std::string* label_ = nullptr;
   std::vector<MPI_Request> abandoned_;
+  CollectivePosition position_;      // the collective being posted, numbered from 1
+  CollectivePosition sentPosition_;  // the stall check's message, while MPI sends it
 };
 
 // ---- the communicator ----------------------------------------------------------------------
@@ -443,13 +511,13 @@ void MpiCommunicator::runTask(Pending& pending, Ops& ops) {
     earlier = firstError_;
   }
   if (earlier) {
+    // The first error leads: whoever waits on this task reports it, and the cause is that one.
     finishWithoutRunning(
-        pending, std::make_exception_ptr(Error("task '" + pending.work->label() +
-                                               "' was not run on rank " + std::to_string(rank_) +
-                                               ": an earlier task of this communicator failed, so "
-                                               "the ranks may no longer agree on the "
-                                               "order of collectives. The first error: " +
-                                               exceptionMessage(earlier))));
+        pending, std::make_exception_ptr(Error(
+                     exceptionMessage(earlier) + " (so task '" + pending.work->label() +
+                     "' was not run on rank " + std::to_string(rank_) +
+                     " either: after a failed task the ranks may no longer agree on the order of "
+                     "collectives)")));
     return;
   }
   pending.work->markStarted();
