@@ -41,11 +41,11 @@ bool isImageFile(const fs::path& path) {
 }
 
 // Why an image of `width` x `height` pixels (from its header) is not decoded, or "".
-std::string tooManyPixels(int width, int height) {
-  if (int64_t{width} * height <= ImageFolderDataset::kMaxPixels) return "";
+std::string tooManyPixels(int width, int height, const ImageFolderOptions& options) {
+  if (int64_t{width} * height <= options.maxPixels) return "";
   return "its header declares " + std::to_string(width) + "x" + std::to_string(height) +
-         " pixels, more than the " + std::to_string(ImageFolderDataset::kMaxPixels) +
-         " this reader decodes";
+         " pixels, more than the " + std::to_string(options.maxPixels) + " this reader decodes" +
+         options.maxPixelsHint;
 }
 
 std::vector<uint8_t> readFile(const std::string& path) {
@@ -70,6 +70,8 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
     : root_(root), options_(std::move(options)) {
   IMERGE_CHECK(options_.channels == 1 || options_.channels == 3,
                "image folder: channels must be 1 or 3, got ", options_.channels);
+  IMERGE_CHECK(options_.maxPixels > 0, "image folder: the pixel limit must be positive, got ",
+               options_.maxPixels);
   std::error_code error;
   IMERGE_CHECK(fs::exists(root_, error), "image folder ", root_, " does not exist", kLayout);
   IMERGE_CHECK(fs::is_directory(root_, error), "image folder ", root_, " is not a directory",
@@ -109,7 +111,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
         ++headerFailures;
         continue;
       }
-      if (const std::string reason = tooManyPixels(width, height); !reason.empty()) {
+      if (const std::string reason = tooManyPixels(width, height, options_); !reason.empty()) {
         IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
                      " (strict data mode; without it the file would be skipped)");
         reportBad(file, reason);
@@ -148,7 +150,7 @@ Tensor ImageFolderDataset::decode(int64_t index) const {
   // The header again (the file may have changed since the scan) before decoding allocates.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
                             &fileChannels)) {
-    const std::string reason = tooManyPixels(width, height);
+    const std::string reason = tooManyPixels(width, height, options_);
     IMERGE_CHECK(reason.empty(), "cannot decode image ", file, ": ", reason);
   }
   std::unique_ptr<unsigned char, StbFree> pixels(

@@ -24,11 +24,20 @@
 
 namespace imerge::data {
 
+// The most pixels an image's header may declare unless ImageFolderOptions says otherwise (64
+// megapixels, 8192 x 8192: far above the photographs of ImageNet-style folders).
+inline constexpr int64_t kDefaultMaxImagePixels = int64_t{64} << 20;
+
 struct ImageFolderOptions {
   int channels = 3;  // 3: RGB (greyscale is replicated, alpha dropped); 1: greyscale (luma)
   // Batching needs one size: give a resize or crop unless every image already has one size.
   TransformPtr transform = nullptr;
   bool strict = false;  // a bad image is an error instead of a warning and a skip
+  // An image whose header declares more pixels is bad, before anything is allocated for it: a
+  // 2 KB file claiming 20000 x 20000 would otherwise take 6 GB to decode. `maxPixelsHint` ends
+  // the message (how the caller lets a user raise the limit).
+  int64_t maxPixels = kDefaultMaxImagePixels;
+  std::string maxPixelsHint;
   // Where warnings go, one line each; standard error when empty. Called from worker threads,
   // never two at once.
   std::function<void(const std::string&)> warn = {};
@@ -37,11 +46,9 @@ struct ImageFolderOptions {
 class ImageFolderDataset final : public Dataset {
  public:
   // Limits checked before anything is allocated for an image: its file's size, and the pixels
-  // its header declares (64 megapixels, 8192 x 8192: far above the photographs of ImageNet-
-  // style folders). An image over either is bad: skipped with a warning at the scan, or refused
-  // in strict mode.
+  // its header declares (ImageFolderOptions::maxPixels). An image over either is bad: skipped
+  // with a warning at the scan, or refused in strict mode.
   static constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
-  static constexpr int64_t kMaxPixels = int64_t{64} << 20;
 
   ImageFolderDataset(const std::string& root, ImageFolderOptions options = {});
 

@@ -49,12 +49,19 @@ DatasetSplits folderSplits(const DatasetChoice& choice) {
   const int64_t size = choice.imageSize;
   const int64_t resized = size * 8 / 7;  // 256 for 224, torchvision's ratio
   const TransformPtr normal = normalize(kImagenetMean, kImagenetStd);
+  const int64_t maxPixels =
+      choice.maxImagePixels > 0 ? choice.maxImagePixels : defaultMaxImagePixels(size);
+  const std::string hint = " (--max-image-pixels raises the limit)";
   ImageFolderOptions train{.transform = compose({resizeShorterSide(resized), randomCrop(size, size),
                                                  randomHorizontalFlip(), normal}),
-                           .strict = choice.strict};
+                           .strict = choice.strict,
+                           .maxPixels = maxPixels,
+                           .maxPixelsHint = hint};
   ImageFolderOptions val{
       .transform = compose({resizeShorterSide(resized), centerCrop(size, size), normal}),
-      .strict = choice.strict};
+      .strict = choice.strict,
+      .maxPixels = maxPixels,
+      .maxPixelsHint = hint};
   const std::filesystem::path root(choice.directory);
   return {std::make_shared<ImageFolderDataset>((root / "train").string(), train),
           std::make_shared<ImageFolderDataset>((root / "val").string(), val), size <= 64,
@@ -69,6 +76,11 @@ DatasetSplits syntheticSplits(const DatasetChoice& choice) {
           choice.imageSize <= 64, "synthetic data (seed " + std::to_string(choice.seed) + ")"};
 }
 }  // namespace
+
+int64_t defaultMaxImagePixels(int64_t imageSize) {
+  const int64_t side = 32 * imageSize;
+  return side * side;
+}
 
 const char* datasetNames() {
   return "fashion-mnist, mnist, cifar10, imagenet-folder, synthetic";

@@ -20,7 +20,9 @@ struct DatasetChoice {
   std::string directory;    // empty: the dataset's usual place (Fashion-MNIST's Debian path)
   int64_t imageSize = 224;  // imagenet-folder and synthetic
   bool strict = false;      // imagenet-folder: a bad image is an error, not a skip
-  uint64_t seed = 0;        // synthetic
+  // imagenet-folder: the most pixels an image's header may declare; 0 is defaultMaxImagePixels.
+  int64_t maxImagePixels = 0;
+  uint64_t seed = 0;  // synthetic
 };
 
 struct DatasetSplits {
@@ -31,6 +33,11 @@ struct DatasetSplits {
   // Where the data came from, for messages: the folder read, or "synthetic data (seed S)".
   std::string source;
 };
+
+// The pixel limit of an image folder's images at this --image-size: (32 x image size)^2, 51
+// megapixels at 224, so a photograph many times the training size decodes while a small file
+// whose header claims 20000 x 20000 (6 GB to decode) is skipped.
+int64_t defaultMaxImagePixels(int64_t imageSize);
 
 // Opens both splits; errors name the dataset, folder or file at fault.
 DatasetSplits openDatasets(const DatasetChoice& choice);

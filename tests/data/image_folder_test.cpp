@@ -16,6 +16,7 @@
 
 #include "data/data_loader.h"
 #include "support/error_text.h"
+#include "support/png_header.h"
 #include "support/temp_dir.h"
 
 namespace imerge::data {
@@ -174,15 +175,7 @@ TEST(ImageFolderDataset, AnImageDeclaringTooManyPixelsIsRefusedFromItsHeader) {
   TempDir dir("image-folder-huge");
   const fs::path root = copyFixtures(dir);
   const fs::path huge = root / "ant" / "huge.png";
-  {
-    std::ofstream out(huge, std::ios::binary);
-    const unsigned char header[] = {0x89, 'P', 'N',  'G',  '\r', '\n', 0x1a, '\n',  // signature
-                                    0,    0,   0,    13,   'I',  'H',  'D',  'R',   // IHDR
-                                    0,    0,   0x27, 0x10, 0,    0,    0x27, 0x10,  // 10000 x 10000
-                                    8,    2,   0,    0,    0,                       // RGB, 8 bits
-                                    0,    0,   0,    0};                            // CRC
-    out.write(reinterpret_cast<const char*>(header), sizeof header);
-  }
+  testing::writePngHeaderOnly(huge, 10000, 10000);
   Warnings warnings;
   ImageFolderOptions options;
   options.warn = warnings.sink();
