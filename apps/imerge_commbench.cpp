@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/flag_checks.h"
 #include "core/error.h"
 #include "distributed/comm/mpi_communicator.h"
 #include "distributed/planning/comm_model.h"
@@ -426,7 +427,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--repetitions", options.repetitions,
                  "timed repetitions per size up to 1 MiB (fewer above, at least 3)")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--out", options.out, "output prefix: PREFIX.csv, PREFIX.nccl.csv, PREFIX.json")
       ->capture_default_str();
@@ -441,22 +442,23 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--segments", options.segments,
                  "piecewise fit: most segments, the flat one included")
-      ->check(CLI::Range(2, 16))
+      ->check(apps::wholeNumber(2, 16))
       ->capture_default_str();
   app.add_flag("--beside-compute", options.besideCompute,
                "measure while --compute-threads busy threads per rank compute (contention; "
                "adds a compute_slowdown column)");
   app.add_option("--compute-threads", options.computeThreads,
                  "busy threads per rank for --beside-compute (default: OMP_NUM_THREADS, or 1)")
-      ->check(CLI::Range(1, 256));
+      ->check(apps::wholeNumber(1, 256));
   app.add_option("--timeout", options.timeoutSeconds,
                  "seconds an all-reduce may wait for the other ranks before the job stops")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::finiteNumber(0))
       ->capture_default_str();
   if (const char* threads = std::getenv("OMP_NUM_THREADS"); threads && std::atoi(threads) > 0) {
     options.computeThreads = std::atoi(threads);
   }
   try {
+    apps::refuseRepeatedOptions(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // Every rank parses the same arguments; one message is enough.

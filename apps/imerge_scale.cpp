@@ -45,6 +45,7 @@
 #include <tuple>
 #include <vector>
 
+#include "apps/flag_checks.h"
 #include "apps/planner_flags.h"
 #include "apps/scale/compute_inputs.h"
 #include "apps/scale/measured_run.h"
@@ -462,11 +463,11 @@ int main(int argc, char** argv) {
   app.add_option("--model", options.models, "model name(s), e.g. resnet18 (comma-separated)")
       ->delimiter(',');
   app.add_option("--batch-size", options.real.batchSize, "images per worker and iteration")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--image-size", options.real.imageSize,
                  "image side; 64 or less uses the models' small-image stems")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(16, 4096))
       ->capture_default_str();
   app.add_option("--workers", options.workers, "worker counts, e.g. 1,2,4,8,16,32")
       ->delimiter(',')
@@ -476,14 +477,14 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--measure-up-to", options.measureUpTo,
                  "measure real runs (mpirun imerge-train) at worker counts up to this one")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::wholeNumber(0))
       ->capture_default_str();
   app.add_option("--max-steps", options.real.maxSteps, "steps of each measured run")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--warmup-steps", options.real.warmupSteps,
                  "warm-up steps of each measured run (left out of its figures)")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--profile", options.compute.profiles,
                  "measured compute profile(s) (imerge-train --profile), one per model")
@@ -502,11 +503,11 @@ int main(int argc, char** argv) {
   app.add_option("--startup-scale", options.startupScales,
                  "sweep: multiply every startup cost of the cluster by each factor")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(apps::positiveNumber());
   app.add_option("--bandwidth-scale", options.bandwidthScales,
                  "sweep: multiply the cluster's bandwidth by each factor")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(apps::positiveNumber());
   app.add_option("--out", options.out, "write PREFIX.csv and PREFIX.json")->capture_default_str();
   app.add_option("--preset", options.preset, presetHelp());
   app.add_option("--trace-dir", options.traceDir,
@@ -519,7 +520,7 @@ int main(int argc, char** argv) {
                  "launch real runs with this command instead of mpirun, {ranks} replaced by the "
                  "rank count (e.g. \"scripts/slow-network.sh --ranks {ranks} --rate 1gbit --\")");
   addPlannerFlags(app, options.real.planner);
-  CLI11_PARSE(app, argc, argv);
+  IMERGE_PARSE_FLAGS(app, argc, argv);
   try {
     applyPreset(options, app);
     return run(options, app);

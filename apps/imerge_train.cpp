@@ -16,8 +16,10 @@
 #include <iostream>
 #include <thread>
 
+#include "apps/flag_checks.h"
 #include "apps/planner_flags.h"
 #include "apps/rank_exit_report.h"
+#include "autograd/grad_mode.h"
 #include "core/cuda/cuda_device.h"
 #include "core/device.h"
 #include "core/gpu_policy/cuda_settings.h"
@@ -28,6 +30,7 @@
 #include "distributed/planning/trace.h"
 #include "distributed/runtime/data_parallel.h"
 #include "io/checkpoint.h"
+#include "io/stale_temporaries.h"
 #include "models/registry.h"
 #include "training/classifier_training.h"
 #include "training/dataset_agreement.h"
@@ -220,6 +223,27 @@ void writeProfile(const Options& options, distributed::ComputeProfile& profile) 
             << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
 }
 
+// One image through the model before any training: a model built for other images (small_cnn
+// takes 28x28 only) is refused here naming the flags, instead of failing at the first step
+// with a layer's shape error. Evaluation mode and no graph, so no state changes and no random
+// numbers are drawn.
+void checkModelTakesImages(layers::Module& model, const Shape& imageShape, Device& device,
+                           const Options& options) {
+  Shape one{1};
+  one.insert(one.end(), imageShape.begin(), imageShape.end());  // [1, C, H, W]
+  const Tensor image = Tensor::zeros(one).to(device);
+  autograd::NoGradGuard noGrad;
+  model.eval();
+  try {
+    model.forward(autograd::Variable(image));
+  } catch (const Error& error) {
+    IMERGE_FAIL("--model ", options.model, " cannot take the images of --dataset ",
+                options.dataset.name, " (", shapeToString(imageShape),
+                "; try another --image-size or model): ", error.what());
+  }
+  model.train();
+}
+
 int run(const Options& options, Job& job) {
   Device& device = trainingDevice(options, job);
   // Ranks on one machine share its cores; spin-waiting OpenMP pools must not overlap.
@@ -243,6 +267,7 @@ int run(const Options& options, Job& job) {
                                   defaultGenerator());
   // Initialised on the host, whatever the device, so a seed gives the same weights everywhere.
   model->to(device);
+  checkModelTakesImages(*model, imageShape, device, options);
   std::cout << "model: " << options.model << ", " << model->parameterCount() << " parameters, "
             << (device.type() == DeviceType::CPU ? std::to_string(numThreads()) + " threads"
                                                  : "on " + device.name())
@@ -320,7 +345,17 @@ int run(const Options& options, Job& job) {
               << job.training().backendName() << "), "
               << "communication model: " << parallel->beliefModel()->describe() << "\n";
   }
-  if (!options.checkpointDir.empty()) std::filesystem::create_directories(options.checkpointDir);
+  if (!options.checkpointDir.empty()) {
+    std::filesystem::create_directories(options.checkpointDir);
+    // Only the main rank saves, so only it may find its own earlier run's leftovers.
+    if (job.isMain()) {
+      for (const io::StaleTemporary& stale :
+           io::removeStaleCheckpointTemporaries(options.checkpointDir)) {
+        std::cout << "checkpoint: removed " << stale.path << ", left by process " << stale.pid
+                  << " (no longer running) when its save was cut short\n";
+      }
+    }
+  }
 
   training::MetricsLog log(job.isMain() ? options.logJson : std::string(),
                            {{"model", options.model},
@@ -441,37 +476,42 @@ int main(int argc, char** argv) {
                  "dataset folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)");
   app.add_option("--image-size", options.dataset.imageSize,
                  "side of the images for imagenet-folder and synthetic")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(16, 4096))
+      ->capture_default_str();
+  app.add_option("--max-image-pixels", options.dataset.maxImagePixels,
+                 "imagenet-folder: skip (or, with --strict-data, refuse) images whose header "
+                 "declares more pixels (0: (32 x --image-size)^2, 51 megapixels at 224)")
+      ->check(apps::wholeNumber(0, int64_t{1} << 30))
       ->capture_default_str();
   app.add_flag("--strict-data", options.dataset.strict,
                "a corrupt image is an error instead of a warning and a skip");
   app.add_option("--batch-size", options.batchSize, "images per step")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--epochs", options.epochs, "passes over the training set")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--lr", options.learningRate, "base learning rate")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::finiteNumber(0))
       ->capture_default_str();
   app.add_option("--momentum", options.momentum, "SGD momentum")
-      ->check(CLI::Range(0.0f, 1.0f))
+      ->check(apps::finiteNumber(0, 1))
       ->capture_default_str();
   app.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
   app.add_option("--weight-decay", options.weightDecay, "L2 weight decay")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::finiteNumber(0))
       ->capture_default_str();
   app.add_option("--lr-schedule", options.lrSchedule, "learning-rate schedule")
       ->check(CLI::IsMember({"constant", "step", "cosine"}))
       ->capture_default_str();
   app.add_option("--warmup-epochs", options.warmupEpochs, "linear warm-up length in epochs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::finiteNumber(0))
       ->capture_default_str();
   app.add_option("--threads", options.threads, "CPU threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::threadCount())
       ->capture_default_str();
   app.add_option("--workers", options.workers, "data-loading threads")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::wholeNumber(0, 256))
       ->capture_default_str();
   app.add_option("--seed", options.seed, "random seed")->capture_default_str();
   app.add_option("--device", options.device, "cpu or cuda (one GPU per local rank under mpirun)")
@@ -487,18 +527,18 @@ int main(int argc, char** argv) {
   app.add_option("--resume", options.resume, "continue from this checkpoint")
       ->check(CLI::ExistingFile);
   app.add_option("--eval-every", options.evalEvery, "evaluate every this many epochs (and last)")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--log-json", options.logJson, "write per-epoch metrics to this JSON file");
   app.add_option("--max-steps", options.maxSteps, "stop each epoch after this many steps (0: all)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::wholeNumber(0))
       ->capture_default_str();
   app.add_option("--stop-after-epochs", options.stopAfterEpochs,
                  "stop after this many epochs of the schedule (resume later with --resume)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(apps::wholeNumber(0));
   app.add_option("--log-every", options.logEvery,
                  "print a progress line every this many steps when not on a terminal")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
   app.add_option("--dist", options.dist,
                  "data-parallel strategy under mpirun: default, wfbp, fusion, priority, mgwfbp, "
@@ -530,13 +570,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dist-timeout", options.distTimeout,
                  "seconds a collective may wait for the other ranks before the job stops")
-      ->check(CLI::NonNegativeNumber)
+      ->check(apps::finiteNumber(0))
       ->capture_default_str();
   app.add_option("--warmup-steps", options.warmupSteps,
                  "steps profiled before the plan is rebuilt from measured backward times")
-      ->check(CLI::PositiveNumber)
+      ->check(apps::wholeNumber(1))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  IMERGE_PARSE_FLAGS(app, argc, argv);
   Job job;
   try {
     startJob(options, job);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/flag_checks.h"
 #include "distributed/planning/planner.h"
 
 namespace imerge::apps {
@@ -11,10 +12,10 @@ namespace imerge::apps {
 // --fusion-bytes (fusion's bucket threshold) and --slice-elems (priority's slice size).
 inline void addPlannerFlags(CLI::App& app, distributed::PlannerOptions& options) {
   app.add_option("--fusion-bytes", options.fusionBytes, "fusion: bucket size threshold in bytes")
-      ->check(CLI::PositiveNumber)
+      ->check(wholeNumber(1, int64_t{1} << 40))
       ->capture_default_str();
   app.add_option("--slice-elems", options.sliceElements, "priority: elements per slice")
-      ->check(CLI::PositiveNumber)
+      ->check(wholeNumber(1, int64_t{1} << 40))
       ->capture_default_str();
 }
 
