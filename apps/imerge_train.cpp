@@ -12,6 +12,7 @@
 // the chosen strategy inside backward; only rank 0 prints, logs and writes checkpoints, and
 // every rank can resume from them.
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -61,6 +62,7 @@ struct Options {
   bool tf32 = true;            // --no-tf32 turns TF32 convolutions off
   std::string checkpointDir;
   std::string resume;
+  bool evaluateOnly = false;  // --evaluate-only: test the --resume checkpoint, train nothing
   int64_t evalEvery = 1;
   std::string logJson;
   int64_t maxSteps = 0;
@@ -223,6 +225,44 @@ void writeProfile(const Options& options, distributed::ComputeProfile& profile) 
             << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
 }
 
+void printTestResult(const training::EpochResult& tested) {
+  std::cout << "  test: loss " << tested.loss << ", accuracy " << percent(tested.accuracy) << " on "
+            << tested.images << " images\n";
+}
+
+// --evaluate-only: the model, dataset, image size, data folder and seed that the checkpoint was
+// trained with, for each of those flags not given, so a user never repeats them (a flag given
+// wins; a model that disagrees with the checkpoint is then refused by loadCheckpoint).
+void takeRunFromCheckpoint(Options& options, const CLI::App& app) {
+  IMERGE_CHECK(!options.resume.empty(),
+               "--evaluate-only needs --resume FILE: the checkpoint to evaluate");
+  const io::TrainingState state = io::inspectCheckpoint(options.resume).state;
+  const auto saved = [&](const char* flag, const char* key) -> const std::string* {
+    if (app.count(flag) > 0) return nullptr;
+    const auto found = state.metadata.find(key);
+    return found == state.metadata.end() ? nullptr : &found->second;
+  };
+  const auto number = [&](const char* key, const std::string& text) {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    IMERGE_CHECK(error == std::errc() && end == text.data() + text.size() && value >= 0,
+                 "--resume: ", options.resume, " holds '", text, "' as its ", key,
+                 ", which is not a whole number; give the flag yourself");
+    return value;
+  };
+  if (app.count("--model") == 0) options.model = state.modelName;
+  if (const std::string* name = saved("--dataset", "dataset")) options.dataset.name = *name;
+  if (const std::string* folder = saved("--data-dir", "data_dir")) {
+    options.dataset.directory = *folder;
+  }
+  if (const std::string* size = saved("--image-size", "image_size")) {
+    options.dataset.imageSize = number("image_size", *size);
+  }
+  if (const std::string* seed = saved("--seed", "seed")) {
+    options.seed = static_cast<uint64_t>(number("seed", *seed));
+  }
+}
+
 // One image through the model before any training: a model built for other images (small_cnn
 // takes 28x28 only) is refused here naming the flags, instead of failing at the first step
 // with a layer's shape error. Evaluation mode and no graph, so no state changes and no random
@@ -311,13 +351,16 @@ int run(const Options& options, Job& job) {
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
   if (!options.resume.empty()) {
-    io::TrainingState state = io::loadCheckpoint(options.resume, options.model, *model, &optimizer);
+    // Evaluation needs no optimizer, so its settings need not match the checkpoint's.
+    io::TrainingState state = io::loadCheckpoint(options.resume, options.model, *model,
+                                                 options.evaluateOnly ? nullptr : &optimizer);
     firstEpoch = state.epoch;
     globalStep = state.step;
     defaultGenerator().setState(state.rngStates.at("default"));
     std::cout << "resumed from " << options.resume << " after epoch " << firstEpoch << "\n";
-    IMERGE_CHECK(firstEpoch < options.epochs, "--resume: ", options.resume, " already holds ",
-                 firstEpoch, " epochs; ask for more with --epochs (now ", options.epochs, ")");
+    IMERGE_CHECK(options.evaluateOnly || firstEpoch < options.epochs, "--resume: ", options.resume,
+                 " already holds ", firstEpoch, " epochs; ask for more with --epochs (now ",
+                 options.epochs, "), or evaluate it with --evaluate-only");
   }
   // Dropout draws differ between ranks, as they would on separate machines.
   if (job.rank > 0) defaultGenerator().seed(options.seed * 1000003 + job.rank * 7919 + firstEpoch);
@@ -355,6 +398,11 @@ int run(const Options& options, Job& job) {
                   << " (no longer running) when its save was cut short\n";
       }
     }
+  }
+
+  if (options.evaluateOnly) {
+    printTestResult(training::evaluate(*model, testLoader, parallel.get()));
+    return 0;
   }
 
   training::MetricsLog log(job.isMain() ? options.logJson : std::string(),
@@ -421,8 +469,7 @@ int run(const Options& options, Job& job) {
       training::EpochResult tested = training::evaluate(*model, testLoader, parallel.get());
       record["test_loss"] = tested.loss;
       record["test_accuracy"] = tested.accuracy;
-      std::cout << "  test: loss " << tested.loss << ", accuracy " << percent(tested.accuracy)
-                << " on " << tested.images << " images\n";
+      printTestResult(tested);
     }
     log.addEpoch(record);
 
@@ -434,6 +481,8 @@ int run(const Options& options, Job& job) {
                           .step = globalStep,
                           .rngStates = {{"default", defaultGenerator().state()}},
                           .metadata = {{"dataset", options.dataset.name},
+                                       {"data_dir", options.dataset.directory},
+                                       {"image_size", std::to_string(options.dataset.imageSize)},
                                        {"seed", std::to_string(options.seed)},
                                        {"batch_size", std::to_string(options.batchSize)}}});
       std::cout << "  checkpoint: " << path << "\n";
@@ -526,6 +575,9 @@ int main(int argc, char** argv) {
                  "write <dir>/last.ckpt after every epoch");
   app.add_option("--resume", options.resume, "continue from this checkpoint")
       ->check(CLI::ExistingFile);
+  app.add_flag("--evaluate-only", options.evaluateOnly,
+               "evaluate the --resume checkpoint on the test split and exit (model, dataset, data "
+               "folder, image size and seed from the checkpoint unless given)");
   app.add_option("--eval-every", options.evalEvery, "evaluate every this many epochs (and last)")
       ->check(apps::wholeNumber(1))
       ->capture_default_str();
@@ -579,6 +631,7 @@ int main(int argc, char** argv) {
   IMERGE_PARSE_FLAGS(app, argc, argv);
   Job job;
   try {
+    if (options.evaluateOnly) takeRunFromCheckpoint(options, app);
     startJob(options, job);
     // Only rank 0 talks: the other ranks' standard output (the progress bar's too) is
     // discarded; their errors still reach standard error.
