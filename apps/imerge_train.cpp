@@ -15,6 +15,7 @@
 #include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "apps/flag_checks.h"
@@ -25,6 +26,7 @@
 #include "core/device.h"
 #include "core/gpu_policy/cuda_settings.h"
 #include "core/random.h"
+#include "data/image_folder.h"
 #include "distributed/comm/device_communicator.h"
 #include "distributed/comm/mpi_communicator.h"
 #include "distributed/planning/comm_model.h"
@@ -223,6 +225,27 @@ void writeProfile(const Options& options, distributed::ComputeProfile& profile) 
             << " tensors; forward " << 1e3 * profile.forwardSeconds() << " ms, backward "
             << 1e3 * profile.backwardSeconds() << " ms, optimizer "
             << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
+}
+
+// What a checkpoint records of its run beside the tensors: enough for --evaluate-only and
+// imerge-predict to rebuild the model and prepare images without the user repeating a flag.
+std::map<std::string, std::string> checkpointMetadata(const Options& options,
+                                                      const training::DatasetSplits& splits) {
+  std::map<std::string, std::string> metadata = {
+      {"dataset", options.dataset.name},
+      {"data_dir", options.dataset.directory},
+      {"image_size", std::to_string(options.dataset.imageSize)},
+      {"classes", std::to_string(splits.train->classes())},
+      {"small_images", splits.smallImages ? "1" : "0"},
+      {"seed", std::to_string(options.seed)},
+      {"batch_size", std::to_string(options.batchSize)}};
+  if (const auto* folder = dynamic_cast<const data::ImageFolderDataset*>(splits.train.get())) {
+    std::string names;  // one per line, by label
+    for (const std::string& name : folder->classNames())
+      names += (names.empty() ? "" : "\n") + name;
+    metadata["class_names"] = names;
+  }
+  return metadata;
 }
 
 void printTestResult(const training::EpochResult& tested) {
@@ -480,11 +503,7 @@ int run(const Options& options, Job& job) {
                           .epoch = epoch + 1,
                           .step = globalStep,
                           .rngStates = {{"default", defaultGenerator().state()}},
-                          .metadata = {{"dataset", options.dataset.name},
-                                       {"data_dir", options.dataset.directory},
-                                       {"image_size", std::to_string(options.dataset.imageSize)},
-                                       {"seed", std::to_string(options.seed)},
-                                       {"batch_size", std::to_string(options.batchSize)}}});
+                          .metadata = checkpointMetadata(options, splits)});
       std::cout << "  checkpoint: " << path << "\n";
     }
     std::cout.flush();

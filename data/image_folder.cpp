@@ -1,29 +1,11 @@
 #include "data/image_folder.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <limits>
-#include <memory>
 #include <system_error>
 
-#include "core/input_file.h"
-
-// The one definition of stb_image in imerge. Only the decoders we read are compiled in.
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_JPEG
-#define STBI_ONLY_PNG
-#define STBI_FAILURE_USERMSG
-#if __has_include(<stb/stb_image.h>)
-#include <stb/stb_image.h>  // Debian's libstb-dev
-#else
-#include <stb_image.h>
-#endif
+#include "data/image_file.h"
 
 namespace imerge::data {
 namespace {
@@ -32,37 +14,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLayout =
     "; expected ImageNet layout: root/<class>/<image>.{jpg,jpeg,png}, one sub-folder per class";
-
-bool isImageFile(const fs::path& path) {
-  std::string extension = path.extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return extension == ".jpg" || extension == ".jpeg" || extension == ".png";
-}
-
-// Why an image of `width` x `height` pixels (from its header) is not decoded, or "".
-std::string tooManyPixels(int width, int height, const ImageFolderOptions& options) {
-  if (int64_t{width} * height <= options.maxPixels) return "";
-  return "its header declares " + std::to_string(width) + "x" + std::to_string(height) +
-         " pixels, more than the " + std::to_string(options.maxPixels) + " this reader decodes" +
-         options.maxPixelsHint;
-}
-
-std::vector<uint8_t> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  IMERGE_CHECK(in.is_open(), "cannot open image ", path, ": ", std::strerror(errno));
-  const auto bytes = static_cast<std::streamsize>(
-      checkedInputFileSize(path, ImageFolderDataset::kMaxFileBytes, "image"));
-  std::vector<uint8_t> contents(static_cast<size_t>(bytes));
-  in.read(reinterpret_cast<char*>(contents.data()), bytes);
-  IMERGE_CHECK(in.gcount() == bytes, "cannot read image ", path, ": got ", in.gcount(), " of ",
-               bytes, " bytes");
-  return contents;
-}
-
-struct StbFree {
-  void operator()(unsigned char* pixels) const { stbi_image_free(pixels); }
-};
 
 }  // namespace
 
@@ -102,16 +53,9 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
     const auto label = static_cast<int64_t>(classNames_.size());
     int64_t kept = 0;
     for (const std::string& file : found) {
-      int width = 0, height = 0, fileChannels = 0;
-      if (!stbi_info(file.c_str(), &width, &height, &fileChannels)) {
-        const std::string reason = stbi_failure_reason() ? stbi_failure_reason() : "unknown";
-        IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
-                     " (strict data mode; without it the file would be skipped)");
-        reportBad(file, reason);
-        ++headerFailures;
-        continue;
-      }
-      if (const std::string reason = tooManyPixels(width, height, options_); !reason.empty()) {
+      int width = 0, height = 0;
+      if (const std::string reason = checkImageHeader(file, pixelLimit(), width, height);
+          !reason.empty()) {
         IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
                      " (strict data mode; without it the file would be skipped)");
         reportBad(file, reason);
@@ -142,39 +86,7 @@ void ImageFolderDataset::reportBad(const std::string& file, const std::string& r
 }
 
 Tensor ImageFolderDataset::decode(int64_t index) const {
-  const std::string& file = files_[static_cast<size_t>(index)];
-  const std::vector<uint8_t> bytes = readFile(file);
-  IMERGE_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "image ", file,
-               " is too large for stb_image (", bytes.size(), " bytes)");
-  int width = 0, height = 0, fileChannels = 0;
-  // The header again (the file may have changed since the scan) before decoding allocates.
-  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
-                            &fileChannels)) {
-    const std::string reason = tooManyPixels(width, height, options_);
-    IMERGE_CHECK(reason.empty(), "cannot decode image ", file, ": ", reason);
-  }
-  std::unique_ptr<unsigned char, StbFree> pixels(
-      stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
-                            &fileChannels, options_.channels));
-  if (!pixels) {
-    IMERGE_FAIL("cannot decode image ", file, ": ",
-                stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
-  }
-  // byte / 255.0f as torchvision's ToTensor; interleaved HWC bytes to planar CHW floats.
-  static const std::array<float, 256> kScaled = [] {
-    std::array<float, 256> table{};
-    for (int value = 0; value < 256; ++value) table[value] = static_cast<float>(value) / 255.0f;
-    return table;
-  }();
-  const int64_t channels = options_.channels;
-  const int64_t plane = int64_t{height} * width;
-  Tensor image = Tensor::empty({channels, height, width});  // [C, H, W]
-  float* out = image.data<float>();
-  const unsigned char* in = pixels.get();
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t i = 0; i < plane; ++i) out[c * plane + i] = kScaled[in[i * channels + c]];
-  }
-  return image;
+  return decodeImageFile(files_[static_cast<size_t>(index)], options_.channels, pixelLimit());
 }
 
 Example ImageFolderDataset::get(int64_t index, Generator& generator) const {

@@ -20,13 +20,10 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/image_file.h"
 #include "data/transforms.h"
 
 namespace imerge::data {
-
-// The most pixels an image's header may declare unless ImageFolderOptions says otherwise (64
-// megapixels, 8192 x 8192: far above the photographs of ImageNet-style folders).
-inline constexpr int64_t kDefaultMaxImagePixels = int64_t{64} << 20;
 
 struct ImageFolderOptions {
   int channels = 3;  // 3: RGB (greyscale is replicated, alpha dropped); 1: greyscale (luma)
@@ -45,11 +42,10 @@ struct ImageFolderOptions {
 
 class ImageFolderDataset final : public Dataset {
  public:
-  // Limits checked before anything is allocated for an image: its file's size, and the pixels
-  // its header declares (ImageFolderOptions::maxPixels). An image over either is bad: skipped
-  // with a warning at the scan, or refused in strict mode.
-  static constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
-
+  // Limits checked before anything is allocated for an image: its file's size
+  // (kMaxImageFileBytes) and the pixels its header declares (ImageFolderOptions::maxPixels;
+  // data/image_file.h). An image over either is bad: skipped with a warning at the scan, or
+  // refused in strict mode.
   ImageFolderDataset(const std::string& root, ImageFolderOptions options = {});
 
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
@@ -70,6 +66,7 @@ class ImageFolderDataset final : public Dataset {
  private:
   // The decoded, untransformed image [channels, H, W] in [0, 1]; throws naming the file.
   Tensor decode(int64_t index) const;
+  PixelLimit pixelLimit() const { return {options_.maxPixels, options_.maxPixelsHint}; }
   void reportBad(const std::string& file, const std::string& reason) const;
 
   std::string root_;

@@ -10,8 +10,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
+#include "data/transforms.h"
 
 namespace imerge::training {
 
@@ -38,6 +40,19 @@ struct DatasetSplits {
 // megapixels at 224, so a photograph many times the training size decodes while a small file
 // whose header claims 20000 x 20000 (6 GB to decode) is skipped.
 int64_t defaultMaxImagePixels(int64_t imageSize);
+
+// How a dataset's test images are prepared: the shape the model takes ([C, H, W]; C is the
+// channels an image file is decoded to) and the test split's transform (null: none), so that
+// imerge-predict prepares a user's images exactly as evaluation prepares the test split's.
+struct EvaluationInput {
+  Shape imageShape;
+  data::TransformPtr transform;
+};
+EvaluationInput evaluationInput(const std::string& dataset, int64_t imageSize);
+
+// The class names, by label, of a dataset whose classes are fixed (Fashion-MNIST, MNIST,
+// CIFAR-10); empty for the others (an image folder's names are its sub-folders').
+std::vector<std::string> fixedClassNames(const std::string& dataset);
 
 // Opens both splits; errors name the dataset, folder or file at fault.
 DatasetSplits openDatasets(const DatasetChoice& choice);
