@@ -25,6 +25,14 @@ std::string rangeWords(double low, double high) {
   return "give a number from " + numberText(low) + " to " + numberText(high);
 }
 
+// Whether `input` is a whole number out of int64's range (from_chars tells it from "not a number").
+bool outOfInt64Range(const std::string& input) {
+  int64_t value = 0;
+  const char* end = input.data() + input.size();
+  const auto [stop, error] = std::from_chars(input.data(), end, value);
+  return error == std::errc::result_out_of_range && stop == end;
+}
+
 // Reads `input` as a finite number into `value`; returns the error to print, or "" when it is one.
 std::string readFiniteNumber(const std::string& input, const std::string& range, double& value) {
   char* stop = nullptr;
@@ -35,20 +43,24 @@ std::string readFiniteNumber(const std::string& input, const std::string& range,
 }
 }  // namespace
 
+std::optional<int64_t> parseWholeNumber(const std::string& text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
 CLI::Validator wholeNumber(int64_t low, int64_t high) {
   const std::string range =
       "give a whole number from " + std::to_string(low) + " to " + std::to_string(high);
   return CLI::Validator(
       [low, high, range](std::string& input) -> std::string {
-        int64_t value = 0;
-        const char* end = input.data() + input.size();
-        const auto [stop, error] = std::from_chars(input.data(), end, value);
-        if (input.empty() || error == std::errc::invalid_argument || stop != end) {
+        const std::optional<int64_t> value = parseWholeNumber(input);
+        if (!value && !outOfInt64Range(input)) {
           return "'" + input + "' is not a whole number: " + range;
         }
-        if (error == std::errc::result_out_of_range || value < low || value > high) {
-          return input + " is out of range: " + range;
-        }
+        if (!value || *value < low || *value > high) return input + " is out of range: " + range;
         return "";
       },
       "INT in " + std::to_string(low) + ".." + std::to_string(high));
@@ -92,14 +104,12 @@ CLI::Validator threadCount() {
         const int cores = availableCores();
         const std::string range =
             "give 0 (all cores) or a whole number from 1 to " + std::to_string(cores);
-        int64_t value = 0;
-        const char* end = input.data() + input.size();
-        const auto [stop, error] = std::from_chars(input.data(), end, value);
-        if (input.empty() || error == std::errc::invalid_argument || stop != end) {
+        const std::optional<int64_t> value = parseWholeNumber(input);
+        if (!value && !outOfInt64Range(input)) {
           return "'" + input + "' is not a whole number: " + range;
         }
-        if (value < 0) return input + " is out of range: " + range;
-        if (error == std::errc::result_out_of_range || value > cores) {
+        if (value && *value < 0) return input + " is out of range: " + range;
+        if (!value || *value > cores) {
           return input + " is more than the " + std::to_string(cores) +
                  " cores this process may use: " + range;
         }

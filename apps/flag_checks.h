@@ -8,9 +8,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace imerge::apps {
+
+// `text` as a whole number, all of it (no sign, space or suffix beyond the digits and a leading
+// '-'); nothing when it is not one or does not fit. For flags and for the numbers a checkpoint
+// records.
+std::optional<int64_t> parseWholeNumber(const std::string& text);
 
 // A count no sensible run exceeds, and small enough for every integer flag's type (int).
 constexpr int64_t kCountLimit = 1'000'000'000;

@@ -11,7 +11,6 @@
 // split's resize and centre crop do that).
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -64,12 +63,10 @@ const std::string& metadataEntry(const io::TrainingState& state, const std::stri
 
 int64_t metadataNumber(const io::TrainingState& state, const std::string& path, const char* key) {
   const std::string& text = metadataEntry(state, path, key);
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  IMERGE_CHECK(error == std::errc() && end == text.data() + text.size() && value > 0,
-               "--checkpoint: ", path, " holds '", text, "' as its ", key,
+  const std::optional<int64_t> value = apps::parseWholeNumber(text);
+  IMERGE_CHECK(value && *value > 0, "--checkpoint: ", path, " holds '", text, "' as its ", key,
                ", which is not a positive whole number");
-  return value;
+  return *value;
 }
 
 Trained readTrained(const std::string& path) {

@@ -12,7 +12,6 @@
 // the chosen strategy inside backward; only rank 0 prints, logs and writes checkpoints, and
 // every rank can resume from them.
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -266,12 +265,10 @@ void takeRunFromCheckpoint(Options& options, const CLI::App& app) {
     return found == state.metadata.end() ? nullptr : &found->second;
   };
   const auto number = [&](const char* key, const std::string& text) {
-    int64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    IMERGE_CHECK(error == std::errc() && end == text.data() + text.size() && value >= 0,
-                 "--resume: ", options.resume, " holds '", text, "' as its ", key,
-                 ", which is not a whole number; give the flag yourself");
-    return value;
+    const std::optional<int64_t> value = apps::parseWholeNumber(text);
+    IMERGE_CHECK(value && *value >= 0, "--resume: ", options.resume, " holds '", text, "' as its ",
+                 key, ", which is not a whole number; give the flag yourself");
+    return *value;
   };
   if (app.count("--model") == 0) options.model = state.modelName;
   if (const std::string* name = saved("--dataset", "dataset")) options.dataset.name = *name;
@@ -444,6 +441,7 @@ int run(const Options& options, Job& job) {
                             {"workers", job.worldSize}});
   if (firstEpoch > 0) log.keepEpochsBefore(firstEpoch);
 
+  const std::map<std::string, std::string> runMetadata = checkpointMetadata(options, splits);
   const int64_t lastEpoch = options.stopAfterEpochs > 0
                                 ? std::min(options.epochs, firstEpoch + options.stopAfterEpochs)
                                 : options.epochs;
@@ -503,7 +501,7 @@ int run(const Options& options, Job& job) {
                           .epoch = epoch + 1,
                           .step = globalStep,
                           .rngStates = {{"default", defaultGenerator().state()}},
-                          .metadata = checkpointMetadata(options, splits)});
+                          .metadata = runMetadata});
       std::cout << "  checkpoint: " << path << "\n";
     }
     std::cout.flush();

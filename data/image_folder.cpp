@@ -21,8 +21,9 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
     : root_(root), options_(std::move(options)) {
   IMERGE_CHECK(options_.channels == 1 || options_.channels == 3,
                "image folder: channels must be 1 or 3, got ", options_.channels);
-  IMERGE_CHECK(options_.maxPixels > 0, "image folder: the pixel limit must be positive, got ",
-               options_.maxPixels);
+  IMERGE_CHECK(options_.pixelLimit.maxPixels > 0,
+               "image folder: the pixel limit must be positive, got ",
+               options_.pixelLimit.maxPixels);
   std::error_code error;
   IMERGE_CHECK(fs::exists(root_, error), "image folder ", root_, " does not exist", kLayout);
   IMERGE_CHECK(fs::is_directory(root_, error), "image folder ", root_, " is not a directory",
@@ -54,7 +55,7 @@ ImageFolderDataset::ImageFolderDataset(const std::string& root, ImageFolderOptio
     int64_t kept = 0;
     for (const std::string& file : found) {
       int width = 0, height = 0;
-      if (const std::string reason = checkImageHeader(file, pixelLimit(), width, height);
+      if (const std::string reason = checkImageHeader(file, options_.pixelLimit, width, height);
           !reason.empty()) {
         IMERGE_CHECK(!options_.strict, "cannot decode image ", file, ": ", reason,
                      " (strict data mode; without it the file would be skipped)");
@@ -86,7 +87,8 @@ void ImageFolderDataset::reportBad(const std::string& file, const std::string& r
 }
 
 Tensor ImageFolderDataset::decode(int64_t index) const {
-  return decodeImageFile(files_[static_cast<size_t>(index)], options_.channels, pixelLimit());
+  return decodeImageFile(files_[static_cast<size_t>(index)], options_.channels,
+                         options_.pixelLimit);
 }
 
 Example ImageFolderDataset::get(int64_t index, Generator& generator) const {

@@ -31,10 +31,8 @@ struct ImageFolderOptions {
   TransformPtr transform = nullptr;
   bool strict = false;  // a bad image is an error instead of a warning and a skip
   // An image whose header declares more pixels is bad, before anything is allocated for it: a
-  // 2 KB file claiming 20000 x 20000 would otherwise take 6 GB to decode. `maxPixelsHint` ends
-  // the message (how the caller lets a user raise the limit).
-  int64_t maxPixels = kDefaultMaxImagePixels;
-  std::string maxPixelsHint;
+  // 2 KB file claiming 20000 x 20000 would otherwise take 6 GB to decode.
+  PixelLimit pixelLimit;
   // Where warnings go, one line each; standard error when empty. Called from worker threads,
   // never two at once.
   std::function<void(const std::string&)> warn = {};
@@ -43,7 +41,7 @@ struct ImageFolderOptions {
 class ImageFolderDataset final : public Dataset {
  public:
   // Limits checked before anything is allocated for an image: its file's size
-  // (kMaxImageFileBytes) and the pixels its header declares (ImageFolderOptions::maxPixels;
+  // (kMaxImageFileBytes) and the pixels its header declares (ImageFolderOptions::pixelLimit;
   // data/image_file.h). An image over either is bad: skipped with a warning at the scan, or
   // refused in strict mode.
   ImageFolderDataset(const std::string& root, ImageFolderOptions options = {});
@@ -66,7 +64,6 @@ class ImageFolderDataset final : public Dataset {
  private:
   // The decoded, untransformed image [channels, H, W] in [0, 1]; throws naming the file.
   Tensor decode(int64_t index) const;
-  PixelLimit pixelLimit() const { return {options_.maxPixels, options_.maxPixelsHint}; }
   void reportBad(const std::string& file, const std::string& reason) const;
 
   std::string root_;

@@ -57,19 +57,17 @@ DatasetSplits folderSplits(const DatasetChoice& choice) {
                "--dataset imagenet-folder needs --data-dir: a folder with train/ and val/, each "
                "holding one sub-folder of images per class");
   const int64_t size = choice.imageSize;
-  const int64_t maxPixels =
-      choice.maxImagePixels > 0 ? choice.maxImagePixels : defaultMaxImagePixels(size);
-  const std::string hint = " (--max-image-pixels raises the limit)";
+  const PixelLimit pixelLimit{
+      .maxPixels = choice.maxImagePixels > 0 ? choice.maxImagePixels : defaultMaxImagePixels(size),
+      .hint = " (--max-image-pixels raises the limit)"};
   ImageFolderOptions train{
       .transform = compose({resizeShorterSide(resizedSide(size)), randomCrop(size, size),
                             randomHorizontalFlip(), normalizeFor(choice.name)}),
       .strict = choice.strict,
-      .maxPixels = maxPixels,
-      .maxPixelsHint = hint};
+      .pixelLimit = pixelLimit};
   ImageFolderOptions val{.transform = evaluationInput(choice.name, size).transform,
                          .strict = choice.strict,
-                         .maxPixels = maxPixels,
-                         .maxPixelsHint = hint};
+                         .pixelLimit = pixelLimit};
   const std::filesystem::path root(choice.directory);
   return {std::make_shared<ImageFolderDataset>((root / "train").string(), train),
           std::make_shared<ImageFolderDataset>((root / "val").string(), val), size <= 64,
