@@ -20,5 +20,16 @@ case "$config" in
   *) echo "build.sh: unknown configuration '$config' (release, asan or planning)" >&2; exit 2 ;;
 esac
 
+# ccache (scripts/install-deps.sh installs it) keeps every object it compiled, keyed by the
+# preprocessed source and the flags, so a fresh clone (CI's) rebuilds only what changed. Paths
+# are taken relative to the checkout (CCACHE_BASEDIR) and the compile folder is not part of the
+# key (CCACHE_NOHASHDIR), so any clone's objects serve any other: no object's flags name the
+# checkout (the tests find it through tests/support/source_tree.cpp alone).
+if command -v ccache >/dev/null; then
+  flags+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+          -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
+fi
+
 cmake -S . -B "build/$config" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "build/$config" -j "$jobs"

@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  ccache              # scripts/build.sh: objects kept between clones and builds
   libopenblas-dev libopenblas0-openmp libdnnl-dev ocl-icd-opencl-dev
   libopenmpi-dev openmpi-bin
   libstb-dev libcli11-dev nlohmann-json3-dev zlib1g-dev

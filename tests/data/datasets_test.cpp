@@ -14,6 +14,7 @@
 #include "data/idx_dataset.h"
 #include "data/synthetic.h"
 #include "support/error_text.h"
+#include "support/source_tree.h"
 #include "support/temp_dir.h"
 
 namespace imerge::data {
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 using testing::errorMessage;
 using testing::expectContains;
 
-const fs::path kFixtures = fs::path(__FILE__).parent_path() / "fixtures";
+const fs::path kFixtures = testing::sourceTree() / "tests" / "data" / "fixtures";
 
 using testing::TempDir;
 

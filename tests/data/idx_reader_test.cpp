@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/error_text.h"
+#include "support/source_tree.h"
 
 namespace imerge::data {
 namespace {
@@ -24,7 +25,7 @@ using testing::errorMessage;
 using testing::expectContains;
 
 // Written by tests/data/make_idx_fixtures.py, which spells out the same values.
-const fs::path kFixtures = fs::path(__FILE__).parent_path() / "fixtures";
+const fs::path kFixtures = testing::sourceTree() / "tests" / "data" / "fixtures";
 const std::vector<uint8_t> kPixels = {0,   1,   2,   3,   4, 5,   10, 20, 30,
                                       128, 200, 254, 255, 0, 255, 17, 99, 255};
 const std::vector<int64_t> kLabels = {7, 0, 255};

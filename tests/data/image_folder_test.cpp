@@ -17,6 +17,7 @@
 #include "data/data_loader.h"
 #include "support/error_text.h"
 #include "support/png_header.h"
+#include "support/source_tree.h"
 #include "support/temp_dir.h"
 
 namespace imerge::data {
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 using testing::errorMessage;
 using testing::expectContains;
 
-const fs::path kFolder = fs::path(__FILE__).parent_path() / "fixtures" / "image_folder";
+const fs::path kFolder = testing::sourceTree() / "tests" / "data" / "fixtures" / "image_folder";
 
 using testing::TempDir;
 

@@ -26,6 +26,7 @@
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/reference_data.h"
+#include "support/source_tree.h"
 
 namespace imerge::models {
 namespace {
@@ -45,7 +46,7 @@ struct ZooEntry {
 
 const std::vector<ZooEntry>& zooEntries() {
   static const std::vector<ZooEntry> entries = [] {
-    const std::string path = std::string(IMERGE_REFERENCE_DIR) + "/model_zoo.json";
+    const std::string path = (testing::referenceDir() / "model_zoo.json").string();
     std::ifstream in(path);
     IMERGE_CHECK(in.good(), "cannot open ", path,
                  "; regenerate it with /usr/bin/python3 tests/reference/torch_models.py --counts");
@@ -367,7 +368,7 @@ void expectLogitsEqualPyTorch(const std::vector<LogitsCase>& cases) {
   std::ofstream(manifestPath) << manifest.dump(1);
 
   const std::string command =
-      detail::concat("/usr/bin/python3 ", IMERGE_REFERENCE_DIR, "/torch_models.py --batch ",
+      detail::concat("/usr/bin/python3 ", testing::referenceDir().string(), "/torch_models.py --batch ",
                      manifestPath.string(), " > ", log.string(), " 2>&1");
   const int status = std::system(command.c_str());
   std::stringstream scriptOutput;

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "support/source_tree.h"
+
 namespace imerge::testing {
 
 ReferenceCase::ReferenceCase(std::string file, std::string caseName, nlohmann::json body)
@@ -22,7 +24,7 @@ Tensor ReferenceCase::tensor(const std::string& name) const {
 }
 
 ReferenceCase loadReferenceCase(const std::string& file, const std::string& caseName) {
-  const std::string path = std::string(IMERGE_REFERENCE_DIR) + "/" + file;
+  const std::string path = (referenceDir() / file).string();
   std::ifstream in(path);
   IMERGE_CHECK(in.good(), "reference file ", path, " cannot be opened");
   nlohmann::json document = nlohmann::json::parse(in);

@@ -9,6 +9,7 @@
 
 #include "support/error_text.h"
 #include "support/png_header.h"
+#include "support/source_tree.h"
 #include "support/temp_dir.h"
 
 namespace imerge::training {
@@ -19,7 +20,7 @@ using testing::errorMessage;
 using testing::expectContains;
 
 const fs::path kImages =
-    fs::path(__FILE__).parent_path().parent_path() / "data" / "fixtures" / "image_folder" / "ant";
+    testing::sourceTree() / "tests" / "data" / "fixtures" / "image_folder" / "ant";
 
 // <root>/{train,val}/ant/a0.png (8 x 8, real) and <root>/train/ant/claims-2000.png, a header
 // declaring 2000 x 2000 = 4,000,000 pixels: above the limit at --image-size 32 (1024^2 =

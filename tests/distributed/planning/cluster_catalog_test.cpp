@@ -11,15 +11,13 @@
 #include "core/error.h"
 #include "distributed/planning/measurement_sizes.h"
 #include "support/error_text.h"
+#include "support/source_tree.h"
 #include "support/temp_dir.h"
 
 namespace imerge::distributed {
 namespace {
 
-// The repository's root, from this file's path (tests/distributed/planning/).
-std::filesystem::path projectRoot() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
+std::filesystem::path projectRoot() { return imerge::testing::sourceTree(); }
 
 using imerge::testing::errorMessage;
 using imerge::testing::expectContains;

@@ -17,6 +17,7 @@
 #include "distributed/planning/csv_fields.h"
 #include "distributed/planning/measurement_sizes.h"
 #include "support/error_text.h"
+#include "support/source_tree.h"
 #include "support/temp_dir.h"
 
 namespace imerge::distributed {
@@ -26,11 +27,7 @@ using imerge::testing::errorMessage;
 using imerge::testing::expectContains;
 using imerge::testing::TempDir;
 
-// The project's root, found from this file's path (tests/distributed/planning/ is three levels
-// below it), so the test needs no compile definition and runs from any build folder.
-std::filesystem::path projectRoot() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
+std::filesystem::path projectRoot() { return imerge::testing::sourceTree(); }
 // The published tables, as the tests keep them (tests/reference/published/, copied from the
 // project's reference data; the built-in copy in cluster_profile.cpp must equal them).
 std::filesystem::path referenceDir() {
