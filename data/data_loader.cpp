@@ -186,8 +186,10 @@ DataLoader::~DataLoader() {
   for (std::thread& worker : state_->workers) worker.join();
 }
 
-void DataLoader::startEpoch(int64_t epoch) {
+void DataLoader::startEpoch(int64_t epoch, int64_t firstBatch) {
   State& state = *state_;
+  IMERGE_CHECK(firstBatch >= 0 && firstBatch <= state.batches, "DataLoader: epoch ", epoch,
+               " cannot continue at batch ", firstBatch, ": it has ", state.batches, " batches");
   auto shard = std::make_shared<const std::vector<int64_t>>(state.shardFor(epoch));
   std::map<int64_t, BatchResult> stale;
   {
@@ -196,8 +198,8 @@ void DataLoader::startEpoch(int64_t epoch) {
     state.started = true;
     state.epoch = epoch;
     state.indices = std::move(shard);
-    state.nextToClaim = 0;
-    state.nextToReturn = 0;
+    state.nextToClaim = firstBatch;
+    state.nextToReturn = firstBatch;
     state.waitSeconds = 0;
     state.endReported = false;
     stale.swap(state.ready);  // freed outside the lock

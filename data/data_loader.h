@@ -54,8 +54,11 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   // Starts an epoch: a fresh permutation (when shuffling) from (seed, epoch). Batches of the
-  // previous epoch still in flight are discarded. next() without it starts epoch 0.
-  void startEpoch(int64_t epoch);
+  // previous epoch still in flight are discarded. next() without it starts epoch 0. With
+  // `firstBatch`, the epoch continues there (a run resumed in the middle of an epoch): next()
+  // returns the batches an uninterrupted epoch returns from that one on, and the ones before
+  // it are never read.
+  void startEpoch(int64_t epoch, int64_t firstBatch = 0);
   // The next batch of the epoch (images float32 [B, C, H, W], labels int64 [B]); false when the
   // epoch is done. The last batch is smaller unless dropLast.
   bool next(Batch& batch);

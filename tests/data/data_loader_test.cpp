@@ -132,6 +132,33 @@ TEST(DataLoader, BatchesDoNotDependOnTheNumberOfWorkers) {
   }
 }
 
+// A run resumed after batch 3 of epoch 2 sees exactly the batches an uninterrupted epoch 2 has
+// from batch 3 on, random draws included, and the skipped batches are never read: the example
+// that fails to read sits in batch 0.
+TEST(DataLoader, ContinuingMidEpochGivesTheRestOfThatEpochAndReadsNothingBefore) {
+  DataLoader whole(indices(37), options(5, 0));
+  const Epoch expected = readEpoch(whole, 2);
+  ASSERT_EQ(expected.images.size(), 8u);
+  const int64_t inFirstBatch = expected.labels[1];
+  for (int workers : {0, 3}) {
+    DataLoader loader(indices(37, inFirstBatch), options(5, workers));
+    loader.startEpoch(2, 3);
+    std::vector<std::vector<float>> rest;
+    Batch batch;
+    while (loader.next(batch)) rest.push_back(batch.images.toVector());
+    EXPECT_EQ(rest,
+              std::vector<std::vector<float>>(expected.images.begin() + 3, expected.images.end()))
+        << workers << " workers";
+    loader.startEpoch(2, 8);  // after the last batch: nothing left
+    EXPECT_FALSE(loader.next(batch));
+  }
+  DataLoader loader(indices(37), options(5, 1));
+  const std::string pastTheEnd = errorMessage([&] { loader.startEpoch(2, 9); });
+  expectContains(pastTheEnd, "epoch 2 cannot continue at batch 9");
+  expectContains(pastTheEnd, "it has 8 batches");
+  expectContains(errorMessage([&] { loader.startEpoch(2, -1); }), {"at batch -1"});
+}
+
 TEST(DataLoader, ShardsAcrossRanksLikeDistributedSampler) {
   // 10 examples over 3 ranks: 4 each, padded by wrapping, so two examples are seen twice.
   std::multiset<int64_t> seen;
