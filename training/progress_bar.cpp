@@ -9,6 +9,7 @@ namespace imerge::training {
 ProgressBar::ProgressBar(std::string label, int64_t total, int64_t plainEvery, std::FILE* out)
     : label_(std::move(label)),
       total_(total),
+      lastDone_(total),
       plainEvery_(plainEvery > 0 ? plainEvery : 1),
       out_(out),
       terminal_(isTerminal(out)),
@@ -51,6 +52,7 @@ std::string ProgressBar::line(int64_t done, const std::string& figures) const {
 }
 
 void ProgressBar::update(int64_t done, const std::string& figures) {
+  lastDone_ = done;
   if (terminal_) {
     // Redrawing costs a write per call; ten times a second is smooth enough.
     const auto now = std::chrono::steady_clock::now();
@@ -66,8 +68,8 @@ void ProgressBar::update(int64_t done, const std::string& figures) {
 void ProgressBar::finish(const std::string& figures) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string text = label_ + " " + std::to_string(total_) + "/" + std::to_string(total_) + "  " +
-                     figures + "  in " + formatDuration(elapsed);
+  std::string text = label_ + " " + std::to_string(lastDone_) + "/" + std::to_string(total_) +
+                     "  " + figures + "  in " + formatDuration(elapsed);
   std::fprintf(out_, terminal_ ? "\r\033[K%s\n" : "%s\n", text.c_str());
   std::fflush(out_);
 }

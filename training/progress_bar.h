@@ -17,7 +17,8 @@ class ProgressBar {
 
   // `done` updates so far; `figures` is the text after the bar ("loss 0.41 acc 85.2% ...").
   void update(int64_t done, const std::string& figures);
-  // Ends the line on a terminal; prints the final plain line elsewhere.
+  // Ends the line on a terminal; prints the final plain line elsewhere, with the count of the
+  // last update (a loop stopped early ends short of `total`).
   void finish(const std::string& figures);
 
   static bool isTerminal(std::FILE* out);
@@ -29,6 +30,7 @@ class ProgressBar {
 
   std::string label_;
   int64_t total_;
+  int64_t lastDone_;  // of the latest update; `total` before any
   int64_t plainEvery_;
   std::FILE* out_;
   bool terminal_;
