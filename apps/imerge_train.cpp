@@ -20,6 +20,7 @@
 #include "apps/flag_checks.h"
 #include "apps/planner_flags.h"
 #include "apps/rank_exit_report.h"
+#include "apps/stop_signals.h"
 #include "autograd/grad_mode.h"
 #include "core/cuda/cuda_device.h"
 #include "core/device.h"
@@ -31,6 +32,7 @@
 #include "distributed/planning/comm_model.h"
 #include "distributed/planning/trace.h"
 #include "distributed/runtime/data_parallel.h"
+#include "distributed/runtime/stop_agreement.h"
 #include "io/checkpoint.h"
 #include "io/stale_temporaries.h"
 #include "models/registry.h"
@@ -79,6 +81,8 @@ struct Options {
   double distTimeout = 60;
   bool distCheckCollectives = true;
   int64_t warmupSteps = 5;
+  bool gracefulStop = true;              // false: SIGINT/SIGTERM end the run at once
+  std::vector<std::string> commandLine;  // argv, for the command that resumes a stopped run
 };
 
 // Everything a rank needs to know about the job it is part of.
@@ -147,8 +151,8 @@ void startJob(const Options& options, Job& job) {
   job.rank = job.communicator->rank();
   job.worldSize = job.communicator->size();
   // Stopped by a signal (mpirun's, when another rank died), a rank names itself and the ranks
-  // already gone, which mpirun's own notice does not make clear.
-  apps::installRankExitReport(*job.communicator);
+  // already gone, which mpirun's own notice does not make clear (apps/stop_signals.h).
+  apps::prepareRankExitReport(*job.communicator);
   startDeviceCommunicator(options, job);
 }
 
@@ -304,6 +308,118 @@ void checkModelTakesImages(layers::Module& model, const Shape& imageShape, Devic
   model.train();
 }
 
+// Checkpoint metadata of a run stopped in the middle of an epoch: where it stopped, and the
+// epoch's figures so far (every rank's), so that the resumed epoch reports the whole epoch.
+constexpr const char* kStepsIntoEpoch = "steps_into_epoch";
+constexpr const char* kEpochLossSum = "epoch_loss_sum";
+constexpr const char* kEpochCorrect = "epoch_correct";
+constexpr const char* kEpochImages = "epoch_images";
+
+std::map<std::string, std::string> midEpochMetadata(const training::EpochResult& trained,
+                                                    int64_t stepsIntoEpoch) {
+  char lossSum[32];
+  std::snprintf(lossSum, sizeof lossSum, "%.17g", trained.lossSum);
+  return {{kStepsIntoEpoch, std::to_string(stepsIntoEpoch)},
+          {kEpochLossSum, lossSum},
+          {kEpochCorrect, std::to_string(trained.correct)},
+          {kEpochImages, std::to_string(trained.images)}};
+}
+
+// Where a resumed run's first epoch starts: after the step a mid-epoch checkpoint stopped at
+// (its figures on the main rank only, as the epoch's figures are summed over the ranks), or at
+// its beginning.
+training::EpochStart resumePosition(const Options& options, const io::TrainingState& state,
+                                    int64_t stepsPerEpoch, bool carriesFigures) {
+  const auto found = state.metadata.find(kStepsIntoEpoch);
+  if (found == state.metadata.end()) return {};
+  const auto number = [&](const char* key) {
+    const auto text = state.metadata.find(key);
+    const std::optional<int64_t> value =
+        text == state.metadata.end() ? std::nullopt : apps::parseWholeNumber(text->second);
+    IMERGE_CHECK(value && *value >= 0, "--resume: ", options.resume, " stopped in epoch ",
+                 state.epoch + 1, " but its '", key, "' is missing or not a whole number");
+    return *value;
+  };
+  training::EpochStart start{.step = number(kStepsIntoEpoch)};
+  IMERGE_CHECK(start.step <= stepsPerEpoch, "--resume: ", options.resume, " stopped after step ",
+               start.step, " of epoch ", state.epoch + 1, ", but this run's epochs have ",
+               stepsPerEpoch,
+               " steps: give the --batch-size, --max-steps and data of the run "
+               "that saved it");
+  if (carriesFigures) {
+    start.correct = number(kEpochCorrect);
+    start.images = number(kEpochImages);
+    const std::string& lossSum = state.metadata.at(kEpochLossSum);
+    char* end = nullptr;
+    start.lossSum = std::strtod(lossSum.c_str(), &end);
+    IMERGE_CHECK(end != lossSum.c_str() && *end == '\0' && std::isfinite(start.lossSum),
+                 "--resume: ", options.resume, " holds '", lossSum, "' as its ", kEpochLossSum,
+                 ", which is not a number");
+  }
+  return start;
+}
+
+// The shell words of `word`, quoted when the shell would split or expand it.
+std::string shellWord(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-+=/.,:@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command line that continues a stopped run: this one, with --resume CHECKPOINT instead of
+// any --resume it had.
+std::string resumeCommand(const Options& options, const std::string& checkpoint, int worldSize) {
+  std::string command = worldSize > 1 ? "mpirun -np " + std::to_string(worldSize) + " ... " : "";
+  const std::vector<std::string>& words = options.commandLine;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--resume") {
+      ++i;  // and its value
+      continue;
+    }
+    if (words[i].rfind("--resume=", 0) == 0) continue;
+    command += (i == 0 ? "" : " ") + shellWord(words[i]);
+  }
+  return command + " --resume " + shellWord(checkpoint);
+}
+
+// A run that every rank agreed to stop after a step (a signal, apps/stop_signals.h): the main
+// rank saves where it stands, when --checkpoint-dir is set, and says how to go on. The exit
+// status is the shell's for the signal, 128 + its number.
+int stopMidEpoch(const Options& options, const Job& job, const layers::Module& model,
+                 optim::Sgd& optimizer, const std::map<std::string, std::string>& runMetadata,
+                 const training::EpochResult& trained, int64_t epoch, int64_t stepsIntoEpoch,
+                 int64_t stepsPerEpoch, int64_t globalStep) {
+  const int signal = trained.stoppedBy;
+  if (!job.isMain()) return 128 + signal;
+  std::string text = "imerge-train: stopped by " + apps::signalName(signal) + " after step " +
+                     std::to_string(stepsIntoEpoch) + "/" + std::to_string(stepsPerEpoch) +
+                     " of epoch " + std::to_string(epoch + 1) + "/" +
+                     std::to_string(options.epochs) +
+                     (job.worldSize > 1 ? ", every rank with it" : "") + "\n";
+  if (options.checkpointDir.empty()) {
+    text += "  nothing saved: without --checkpoint-dir there is no checkpoint to resume from\n";
+  } else {
+    const std::string path = options.checkpointDir + "/last.ckpt";
+    std::map<std::string, std::string> metadata = runMetadata;
+    metadata.merge(midEpochMetadata(trained, stepsIntoEpoch));
+    io::saveCheckpoint(path, model, &optimizer,
+                       {.modelName = options.model,
+                        .epoch = epoch,
+                        .step = globalStep,
+                        .rngStates = {{"default", defaultGenerator().state()}},
+                        .metadata = std::move(metadata)});
+    text += "  checkpoint: " + path +
+            "\n  to continue: " + resumeCommand(options, path, job.worldSize) + "\n";
+  }
+  std::cout.flush();
+  std::cerr << text << std::flush;
+  return 128 + signal;
+}
+
 int run(const Options& options, Job& job) {
   Device& device = trainingDevice(options, job);
   // Ranks on one machine share its cores; spin-waiting OpenMP pools must not overlap.
@@ -368,8 +484,12 @@ int run(const Options& options, Job& job) {
                                              .source = splits.source});
   }
 
+  const int64_t stepsPerEpoch = options.maxSteps > 0
+                                    ? std::min(options.maxSteps, trainLoader.batchesPerEpoch())
+                                    : trainLoader.batchesPerEpoch();
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
+  training::EpochStart resumedAt;  // where the first epoch starts
   if (!options.resume.empty()) {
     // Evaluation needs no optimizer, so its settings need not match the checkpoint's.
     io::TrainingState state = io::loadCheckpoint(options.resume, options.model, *model,
@@ -377,7 +497,15 @@ int run(const Options& options, Job& job) {
     firstEpoch = state.epoch;
     globalStep = state.step;
     defaultGenerator().setState(state.rngStates.at("default"));
-    std::cout << "resumed from " << options.resume << " after epoch " << firstEpoch << "\n";
+    if (!options.evaluateOnly) {
+      resumedAt = resumePosition(options, state, stepsPerEpoch, job.isMain());
+    }
+    if (resumedAt.step > 0) {
+      std::cout << "resumed from " << options.resume << " in epoch " << firstEpoch + 1
+                << " after step " << resumedAt.step << "/" << stepsPerEpoch << "\n";
+    } else {
+      std::cout << "resumed from " << options.resume << " after epoch " << firstEpoch << "\n";
+    }
     IMERGE_CHECK(options.evaluateOnly || firstEpoch < options.epochs, "--resume: ", options.resume,
                  " already holds ", firstEpoch, " epochs; ask for more with --epochs (now ",
                  options.epochs, "), or evaluate it with --evaluate-only");
@@ -445,25 +573,39 @@ int run(const Options& options, Job& job) {
   const int64_t lastEpoch = options.stopAfterEpochs > 0
                                 ? std::min(options.epochs, firstEpoch + options.stopAfterEpochs)
                                 : options.epochs;
+  // From here the first SIGINT or SIGTERM stops the run after its step, on every rank.
+  std::optional<apps::GracefulStopWindow> gracefulStop;
+  std::optional<distributed::StopAgreement> stopAgreement;
+  if (options.gracefulStop) {
+    gracefulStop.emplace(job.communicator && job.worldSize > 1
+                             ? "rank " + std::to_string(job.rank) + " of " +
+                                   std::to_string(job.worldSize)
+                             : "");
+    stopAgreement.emplace(job.communicator.get(), apps::stopRequestedBy);
+  }
   for (int64_t epoch = firstEpoch; epoch < lastEpoch; ++epoch) {
     const std::string label =
         "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options.epochs);
-    training::ProgressBar bar(
-        label,
-        std::max<int64_t>(1, options.maxSteps > 0
-                                 ? std::min(options.maxSteps, trainLoader.batchesPerEpoch())
-                                 : trainLoader.batchesPerEpoch()),
-        options.logEvery);
+    training::ProgressBar bar(label, std::max<int64_t>(1, stepsPerEpoch), options.logEvery);
     std::string lastFigures;
     training::EpochResult trained = training::trainEpoch(
-        *model, optimizer, schedule, trainLoader, epoch, options.maxSteps,
-        [&](const training::StepProgress& p) {
-          lastFigures = stepFigures(p);
-          bar.update(p.step, lastFigures);
-        },
-        parallel.get());
+        *model, optimizer, schedule, trainLoader, epoch,
+        {.maxSteps = options.maxSteps,
+         .start = epoch == firstEpoch ? resumedAt : training::EpochStart{},
+         .onProgress =
+             [&](const training::StepProgress& p) {
+               lastFigures = stepFigures(p);
+               bar.update(p.step, lastFigures);
+             },
+         .stopAfterStep = [&] { return stopAgreement ? stopAgreement->afterStep() : 0; },
+         .parallel = parallel.get()});
     bar.finish(lastFigures);
     globalStep += trained.steps;
+    if (trained.stoppedBy != 0) {
+      const int64_t stepsIntoEpoch = (epoch == firstEpoch ? resumedAt.step : 0) + trained.steps;
+      return stopMidEpoch(options, job, *model, optimizer, runMetadata, trained, epoch,
+                          stepsIntoEpoch, stepsPerEpoch, globalStep);
+    }
 
     nlohmann::json record = {{"epoch", epoch + 1},
                              {"train_loss", trained.loss},
@@ -506,6 +648,10 @@ int run(const Options& options, Job& job) {
     }
     std::cout.flush();
   }
+  if (apps::stopRequestedBy() != 0 && job.isMain()) {
+    std::cerr << "imerge-train: " << apps::signalName(apps::stopRequestedBy())
+              << " arrived after the last step; the run finished\n";
+  }
   if (parallel) {
     parallel->synchronize();
     if (trace) trace->write(distributed::traceFileForRank(options.trace, job.rank));
@@ -533,6 +679,7 @@ void reportError(const Job& job, const std::exception& error) {
 
 int main(int argc, char** argv) {
   Options options;
+  options.commandLine.assign(argv, argv + argc);
   CLI::App app{"imerge-train: train an image classifier"};
   app.add_option("--model", options.model, "model name (resnet20, resnet18, vgg16_bn, alexnet...)")
       ->capture_default_str();
@@ -637,6 +784,11 @@ int main(int argc, char** argv) {
                  "so ranks that disagree fail with a named error instead of corrupting memory "
                  "(one small all-gather per collective; bench/collective_check_cost.sh)")
       ->capture_default_str();
+  app.add_option("--graceful-stop", options.gracefulStop,
+                 "the first SIGINT or SIGTERM (and SIGUSR1, which mpirun forwards to every "
+                 "rank) stops training after its step, with a checkpoint and the command that "
+                 "resumes it; a second one stops at once. false: they stop it at once")
+      ->capture_default_str();
   app.add_option("--dist-timeout", options.distTimeout,
                  "seconds a collective may wait for the other ranks before the job stops")
       ->check(apps::finiteNumber(0))
@@ -646,6 +798,7 @@ int main(int argc, char** argv) {
       ->check(apps::wholeNumber(1))
       ->capture_default_str();
   IMERGE_PARSE_FLAGS(app, argc, argv);
+  apps::installStopSignals(options.gracefulStop);
   Job job;
   try {
     if (options.evaluateOnly) takeRunFromCheckpoint(options, app);

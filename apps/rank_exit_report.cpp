@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <string>
 #include <vector>
+
+#include "apps/signal_safe_write.h"
 
 namespace imerge::apps {
 namespace {
@@ -21,49 +24,25 @@ struct PeerOnThisMachine {
   std::string goneLine;
 };
 
-// Everything the handler writes, prepared before it is installed and never changed after: the
-// handler may not allocate.
+// Everything the handlers write, prepared before any may run and never changed after: a handler
+// may not allocate.
 struct PreparedReport {
   std::vector<std::pair<int, std::string>> stoppedBy;  // signal, "rank R ... stopped by SIGX"
   std::vector<PeerOnThisMachine> peers;
   std::string noneGoneLine;
 };
 
-const PreparedReport* prepared = nullptr;  // set once, lives until the process ends
+// Set once, before any handler may read it, and never freed: the handlers may run at exit.
+std::atomic<const PreparedReport*> prepared{nullptr};
 
 void writeToStderr(const std::string& text) {
-  const char* next = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    const ssize_t written = write(STDERR_FILENO, next, left);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;
-    next += written;
-    left -= static_cast<size_t>(written);
-  }
+  writeToStderrFromHandler(text.data(), text.size());
 }
 
-void onStopSignal(int signal) {
-  const int savedErrno = errno;
-  for (const auto& [handled, line] : prepared->stoppedBy) {
-    if (handled == signal) writeToStderr(line);
-  }
-  bool anyGone = false;
-  for (const PeerOnThisMachine& peer : prepared->peers) {
-    // A process mpirun has reaped no longer exists; one that is still running (or exiting)
-    // does. mpirun reaps a dead rank before it stops the others.
-    if (kill(peer.pid, 0) != 0 && errno == ESRCH) {
-      writeToStderr(peer.goneLine);
-      anyGone = true;
-    }
-  }
-  if (!anyGone) writeToStderr(prepared->noneGoneLine);
-  errno = savedErrno;
-  // End as the signal would have ended the process: the exit status still says which signal.
-  struct sigaction fallback = {};
-  fallback.sa_handler = SIG_DFL;
-  sigaction(signal, &fallback, nullptr);
-  raise(signal);
+// A process mpirun has reaped no longer exists; one that is still running (or exiting) does.
+// mpirun reaps a dead rank before it stops the others.
+bool hasExited(const PeerOnThisMachine& peer) {
+  return kill(peer.pid, 0) != 0 && errno == ESRCH;
 }
 
 std::string describe(int rank, int size, const RankIdentity& identity) {
@@ -73,7 +52,7 @@ std::string describe(int rank, int size, const RankIdentity& identity) {
 
 }  // namespace
 
-void installRankExitReport(distributed::Communicator& communicator) {
+void prepareRankExitReport(distributed::Communicator& communicator) {
   const int rank = communicator.rank(), size = communicator.size();
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -86,7 +65,7 @@ void installRankExitReport(distributed::Communicator& communicator) {
   }
   const RankIdentity& own = identities[static_cast<size_t>(rank)];
 
-  auto* report = new PreparedReport;  // deliberately never freed: the handlers may run at exit
+  auto* report = new PreparedReport;
   const std::string self = describe(rank, size, own);
   // A new line first: the progress bar may be half-way through its line.
   for (const auto& [signal, name] :
@@ -114,12 +93,35 @@ void installRankExitReport(distributed::Communicator& communicator) {
   if (othersElsewhere)
     report->noneGoneLine += "; ranks on other machines cannot be checked from here";
   report->noneGoneLine += "\n";
-  prepared = report;
+  prepared.store(report);
+}
 
-  struct sigaction action = {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  for (int signal : {SIGTERM, SIGINT, SIGHUP}) sigaction(signal, &action, nullptr);
+bool anotherRankHasExited() {
+  const PreparedReport* report = prepared.load();
+  if (!report) return false;
+  const int savedErrno = errno;
+  bool gone = false;
+  for (const PeerOnThisMachine& peer : report->peers) gone = gone || hasExited(peer);
+  errno = savedErrno;
+  return gone;
+}
+
+void writeRankExitReport(int signal) {
+  const PreparedReport* report = prepared.load();
+  if (!report) return;
+  const int savedErrno = errno;
+  for (const auto& [handled, line] : report->stoppedBy) {
+    if (handled == signal) writeToStderr(line);
+  }
+  bool anyGone = false;
+  for (const PeerOnThisMachine& peer : report->peers) {
+    if (hasExited(peer)) {
+      writeToStderr(peer.goneLine);
+      anyGone = true;
+    }
+  }
+  if (!anyGone) writeToStderr(report->noneGoneLine);
+  errno = savedErrno;
 }
 
 }  // namespace imerge::apps

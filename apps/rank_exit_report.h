@@ -8,7 +8,8 @@
 //   imerge-train: rank 1 of 2 (pid 4712 on node1) had already exited (killed, or it failed);
 //                 mpirun stops every rank when one ends early
 //
-// Ranks on other machines cannot be checked from here, and the message says so.
+// Ranks on other machines cannot be checked from here, and the message says so. The signal
+// handlers themselves are apps/stop_signals.h's; they call the two functions below.
 #pragma once
 
 #include "distributed/comm/communicator.h"
@@ -16,9 +17,15 @@
 namespace imerge::apps {
 
 // Learns every rank's process id and host name (a collective: every rank calls it once, after
-// MPI started) and installs handlers for SIGTERM, SIGINT and SIGHUP that print the report above
-// to stderr and then end the process by the same signal, as it would have ended without them.
-// The handlers use only async-signal-safe calls on text prepared here.
-void installRankExitReport(distributed::Communicator& communicator);
+// MPI started) and prepares the report's text, so that a signal handler can write it without
+// allocating.
+void prepareRankExitReport(distributed::Communicator& communicator);
+
+// Async-signal-safe. True when a rank on this machine has already exited: a stop signal then is
+// mpirun ending the job, never a request to stop gracefully. False before the report is prepared.
+bool anotherRankHasExited();
+
+// Async-signal-safe. Writes the report for `signal` to stderr; nothing before it is prepared.
+void writeRankExitReport(int signal);
 
 }  // namespace imerge::apps

@@ -29,56 +29,63 @@ int64_t countCorrect(const Tensor& logits, const Tensor& labels) {
   return correct;
 }
 
-EpochResult summarize(double lossSum, int64_t correct, int64_t images, int64_t steps,
-                      double seconds, double dataWaitSeconds) {
-  return {lossSum / images,
-          static_cast<double>(correct) / images,
-          images / seconds,
-          seconds,
-          dataWaitSeconds,
-          images,
-          steps,
-          {}};
-}
-
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Sums an epoch's loss, correct count and images over the ranks: every rank's figures gathered,
-// then summed in rank order, so every rank has the same sum.
-void sumOverRanks(distributed::DataParallel* parallel, double& lossSum, int64_t& correct,
-                  int64_t& images) {
-  if (!parallel || parallel->worldSize() == 1) return;
-  struct Figures {
-    double lossSum;
-    int64_t correct;
-    int64_t images;
-  };
-  const std::vector<Figures> perRank =
-      parallel->communicator().allgather(Figures{lossSum, correct, images});
-  lossSum = 0;
-  correct = images = 0;
-  for (const Figures& rank : perRank) {
-    lossSum += rank.lossSum;
-    correct += rank.correct;
-    images += rank.images;
+// An epoch's figures, on one rank or summed over all.
+struct Figures {
+  double lossSum = 0;
+  int64_t correct = 0;
+  int64_t images = 0;          // the epoch's so far
+  int64_t imagesThisCall = 0;  // those of the steps this call took
+};
+
+// Every rank's figures gathered, then summed in rank order, so every rank has the same sum.
+Figures sumOverRanks(distributed::DataParallel* parallel, const Figures& mine) {
+  if (!parallel || parallel->worldSize() == 1) return mine;
+  Figures total;
+  for (const Figures& rank : parallel->communicator().allgather(mine)) {
+    total.lossSum += rank.lossSum;
+    total.correct += rank.correct;
+    total.images += rank.images;
+    total.imagesThisCall += rank.imagesThisCall;
   }
+  return total;
+}
+
+EpochResult summarize(const Figures& figures, int64_t steps, double seconds,
+                      double dataWaitSeconds) {
+  EpochResult result;
+  result.loss = figures.lossSum / figures.images;
+  result.accuracy = static_cast<double>(figures.correct) / figures.images;
+  result.imagesPerSecond = figures.imagesThisCall / seconds;
+  result.seconds = seconds;
+  result.dataWaitSeconds = dataWaitSeconds;
+  result.images = figures.images;
+  result.steps = steps;
+  result.lossSum = figures.lossSum;
+  result.correct = figures.correct;
+  return result;
 }
 }  // namespace
 
 EpochResult trainEpoch(layers::Module& model, optim::Sgd& optimizer,
                        const optim::LrSchedule& schedule, data::DataLoader& loader, int64_t epoch,
-                       int64_t maxSteps, const std::function<void(const StepProgress&)>& onProgress,
-                       distributed::DataParallel* parallel) {
+                       const TrainEpochOptions& options) {
+  distributed::DataParallel* parallel = options.parallel;
   model.train();
   Device& device = model.device();  // batches come from the loader on the host
-  loader.startEpoch(epoch);
   int64_t stepsPerEpoch = loader.batchesPerEpoch();
-  if (maxSteps > 0) stepsPerEpoch = std::min(stepsPerEpoch, maxSteps);
+  if (options.maxSteps > 0) stepsPerEpoch = std::min(stepsPerEpoch, options.maxSteps);
+  IMERGE_CHECK(options.start.step <= stepsPerEpoch, "epoch ", epoch + 1,
+               " cannot go on after step ", options.start.step, ": it has ", stepsPerEpoch,
+               " steps");
+  loader.startEpoch(epoch, options.start.step);
   const auto start = Clock::now();
-  double lossSum = 0;
-  int64_t correct = 0, images = 0, step = 0;
+  Figures figures{options.start.lossSum, options.start.correct, options.start.images, 0};
+  int64_t step = options.start.step;
+  int stoppedBy = 0;
   data::Batch batch;
   while (step < stepsPerEpoch && loader.next(batch)) {
     optimizer.setLearningRate(schedule.learningRate(epoch, step, stepsPerEpoch));
@@ -100,27 +107,30 @@ EpochResult trainEpoch(layers::Module& model, optim::Sgd& optimizer,
     }
 
     const int64_t count = batch.labels.numel();
-    lossSum += static_cast<double>(loss.tensor().item()) * count;
-    correct += countCorrect(logits.tensor(), batch.labels);
-    images += count;
+    figures.lossSum += static_cast<double>(loss.tensor().item()) * count;
+    figures.correct += countCorrect(logits.tensor(), batch.labels);
+    figures.images += count;
+    figures.imagesThisCall += count;
     ++step;
-    if (onProgress) {
+    if (options.onProgress) {
       const double seconds = secondsSince(start);
-      onProgress({epoch, step, stepsPerEpoch, lossSum / images,
-                  static_cast<double>(correct) / images, images / seconds,
-                  optimizer.learningRate()});
+      options.onProgress({epoch, step, stepsPerEpoch, figures.lossSum / figures.images,
+                          static_cast<double>(figures.correct) / figures.images,
+                          figures.imagesThisCall / seconds, optimizer.learningRate()});
     }
+    if (options.stopAfterStep && (stoppedBy = options.stopAfterStep()) != 0) break;
   }
-  EpochResult result;
+  const int64_t steps = step - options.start.step;
+  std::vector<distributed::StepBreakdown> breakdowns;
   if (parallel) {
     parallel->synchronize();
-    std::vector<distributed::StepBreakdown> breakdowns = parallel->takeBreakdowns();
-    sumOverRanks(parallel, lossSum, correct, images);
-    result = summarize(lossSum, correct, images, step, secondsSince(start), loader.waitSeconds());
-    result.breakdowns = std::move(breakdowns);
-    return result;
+    breakdowns = parallel->takeBreakdowns();
+    figures = sumOverRanks(parallel, figures);
   }
-  return summarize(lossSum, correct, images, step, secondsSince(start), loader.waitSeconds());
+  EpochResult result = summarize(figures, steps, secondsSince(start), loader.waitSeconds());
+  result.stoppedBy = stoppedBy;
+  result.breakdowns = std::move(breakdowns);
+  return result;
 }
 
 EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
@@ -131,20 +141,21 @@ EpochResult evaluate(layers::Module& model, data::DataLoader& loader,
   autograd::NoGradGuard noGrad;
   const auto start = Clock::now();
   loader.startEpoch(0);
-  double lossSum = 0;
-  int64_t correct = 0, images = 0, steps = 0;
+  Figures figures;
+  int64_t steps = 0;
   data::Batch batch;
   while (loader.next(batch)) {
     autograd::Variable logits = model.forward(autograd::Variable(batch.images.to(device)));
     const int64_t count = batch.labels.numel();
-    lossSum +=
+    figures.lossSum +=
         autograd::softmaxCrossEntropy(logits, batch.labels.to(device)).tensor().item() * count;
-    correct += countCorrect(logits.tensor(), batch.labels);
-    images += count;
+    figures.correct += countCorrect(logits.tensor(), batch.labels);
+    figures.images += count;
+    figures.imagesThisCall += count;
     ++steps;
   }
-  sumOverRanks(parallel, lossSum, correct, images);
-  return summarize(lossSum, correct, images, steps, secondsSince(start), loader.waitSeconds());
+  return summarize(sumOverRanks(parallel, figures), steps, secondsSince(start),
+                   loader.waitSeconds());
 }
 
 }  // namespace imerge::training

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # dist_rank_dies.sh MPIRUN IMERGE_TRAIN SIGNAL: two ranks train; once training is under way,
-# rank 1 gets SIGNAL (KILL: killed; TERM: it exits; STOP: it stops but lives). The job must stop
+# rank 1 gets SIGNAL (KILL: killed; TERM: it exits, as --graceful-stop false has it; STOP: it
+# stops but lives; stop_signal_resumes.sh has the graceful SIGTERM). The job must stop
 # with a non-zero status within 60 seconds, never hang, and imerge-train itself must say what
 # happened to rank 1: that it had gone, or, when stopped, that it never reached the collective
 # rank 0 waited at, within --dist-timeout (10 s) + 5 s.
@@ -14,6 +15,7 @@ timeout=10
 "$mpirun" --allow-run-as-root --oversubscribe --bind-to none -np 2 \
   "$train" --dist wfbp --model resnet20 --dataset synthetic --image-size 16 --batch-size 16 \
   --epochs 1 --threads 1 --workers 1 --log-every 5 --seed "$marker" --dist-timeout "$timeout" \
+  --graceful-stop false \
   >"$log" 2>&1 &
 job=$!
 
