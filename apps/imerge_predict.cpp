@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "apps/flag_checks.h"
+#include "apps/run_metadata.h"
 #include "autograd/grad_mode.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -52,45 +53,20 @@ struct Trained {
   std::vector<std::string> classNames;  // by label
 };
 
-const std::string& metadataEntry(const io::TrainingState& state, const std::string& path,
-                                 const char* key) {
-  const auto found = state.metadata.find(key);
-  IMERGE_CHECK(found != state.metadata.end(), "--checkpoint: ", path, " does not record its ", key,
-               " (it was written by an older imerge-train); train it again, or evaluate it "
-               "with imerge-train --evaluate-only");
-  return found->second;
-}
-
-int64_t metadataNumber(const io::TrainingState& state, const std::string& path, const char* key) {
-  const std::string& text = metadataEntry(state, path, key);
-  const std::optional<int64_t> value = apps::parseWholeNumber(text);
-  IMERGE_CHECK(value && *value > 0, "--checkpoint: ", path, " holds '", text, "' as its ", key,
-               ", which is not a positive whole number");
-  return *value;
-}
-
 Trained readTrained(const std::string& path) {
+  using namespace apps::run_keys;
   const io::TrainingState state = io::inspectCheckpoint(path).state;
+  const apps::RecordedRun recorded("--checkpoint: " + path, state.metadata);
   Trained trained;
   trained.model = state.modelName;
-  trained.dataset = metadataEntry(state, path, "dataset");
-  const int64_t imageSize = metadataNumber(state, path, "image_size");
-  trained.input = training::evaluationInput(trained.dataset, imageSize);
+  trained.dataset = recorded.text(kDataset);
+  trained.input = training::evaluationInput(trained.dataset, recorded.wholeNumber(kImageSize, 1));
   trained.config = {.inChannels = trained.input.imageShape[0],
-                    .classes = metadataNumber(state, path, "classes"),
-                    .smallImages = metadataEntry(state, path, "small_images") == "1"};
+                    .classes = recorded.wholeNumber(kClasses, 1),
+                    .smallImages = recorded.text(kSmallImages) == "1"};
   trained.classNames = training::fixedClassNames(trained.dataset);
-  if (const auto names = state.metadata.find("class_names"); names != state.metadata.end()) {
-    trained.classNames.clear();
-    std::string name;
-    for (const char c : names->second + '\n') {
-      if (c != '\n') {
-        name += c;
-      } else {
-        trained.classNames.push_back(name);
-        name.clear();
-      }
-    }
+  if (const std::string* names = recorded.find(kClassNames)) {
+    trained.classNames = apps::splitLines(*names);
   }
   if (static_cast<int64_t>(trained.classNames.size()) != trained.config.classes) {
     trained.classNames.clear();  // synthetic data, or names that do not fit: numbers only

@@ -20,6 +20,7 @@
 #include "apps/flag_checks.h"
 #include "apps/planner_flags.h"
 #include "apps/rank_exit_report.h"
+#include "apps/run_metadata.h"
 #include "apps/stop_signals.h"
 #include "autograd/grad_mode.h"
 #include "core/cuda/cuda_device.h"
@@ -230,23 +231,20 @@ void writeProfile(const Options& options, distributed::ComputeProfile& profile) 
             << 1e3 * profile.optimizerSeconds << " ms per iteration)\n";
 }
 
-// What a checkpoint records of its run beside the tensors: enough for --evaluate-only and
-// imerge-predict to rebuild the model and prepare images without the user repeating a flag.
+// What a checkpoint records of its run beside the tensors (apps/run_metadata.h).
 std::map<std::string, std::string> checkpointMetadata(const Options& options,
                                                       const training::DatasetSplits& splits) {
+  using namespace apps::run_keys;
   std::map<std::string, std::string> metadata = {
-      {"dataset", options.dataset.name},
-      {"data_dir", options.dataset.directory},
-      {"image_size", std::to_string(options.dataset.imageSize)},
-      {"classes", std::to_string(splits.train->classes())},
-      {"small_images", splits.smallImages ? "1" : "0"},
-      {"seed", std::to_string(options.seed)},
-      {"batch_size", std::to_string(options.batchSize)}};
+      {kDataset, options.dataset.name},
+      {kDataDir, options.dataset.directory},
+      {kImageSize, std::to_string(options.dataset.imageSize)},
+      {kClasses, std::to_string(splits.train->classes())},
+      {kSmallImages, splits.smallImages ? "1" : "0"},
+      {kSeed, std::to_string(options.seed)},
+      {kBatchSize, std::to_string(options.batchSize)}};
   if (const auto* folder = dynamic_cast<const data::ImageFolderDataset*>(splits.train.get())) {
-    std::string names;  // one per line, by label
-    for (const std::string& name : folder->classNames())
-      names += (names.empty() ? "" : "\n") + name;
-    metadata["class_names"] = names;
+    metadata[kClassNames] = apps::joinLines(folder->classNames());
   }
   return metadata;
 }
@@ -260,31 +258,22 @@ void printTestResult(const training::EpochResult& tested) {
 // trained with, for each of those flags not given, so a user never repeats them (a flag given
 // wins; a model that disagrees with the checkpoint is then refused by loadCheckpoint).
 void takeRunFromCheckpoint(Options& options, const CLI::App& app) {
+  using namespace apps::run_keys;
   IMERGE_CHECK(!options.resume.empty(),
                "--evaluate-only needs --resume FILE: the checkpoint to evaluate");
   const io::TrainingState state = io::inspectCheckpoint(options.resume).state;
-  const auto saved = [&](const char* flag, const char* key) -> const std::string* {
-    if (app.count(flag) > 0) return nullptr;
-    const auto found = state.metadata.find(key);
-    return found == state.metadata.end() ? nullptr : &found->second;
-  };
-  const auto number = [&](const char* key, const std::string& text) {
-    const std::optional<int64_t> value = apps::parseWholeNumber(text);
-    IMERGE_CHECK(value && *value >= 0, "--resume: ", options.resume, " holds '", text, "' as its ",
-                 key, ", which is not a whole number; give the flag yourself");
-    return *value;
+  const apps::RecordedRun recorded("--resume: " + options.resume, state.metadata);
+  // Whether to take `key` from the checkpoint: it holds it and `flag` was not given.
+  const auto take = [&](const char* flag, const char* key) {
+    return app.count(flag) == 0 && recorded.find(key) != nullptr;
   };
   if (app.count("--model") == 0) options.model = state.modelName;
-  if (const std::string* name = saved("--dataset", "dataset")) options.dataset.name = *name;
-  if (const std::string* folder = saved("--data-dir", "data_dir")) {
-    options.dataset.directory = *folder;
+  if (take("--dataset", kDataset)) options.dataset.name = recorded.text(kDataset);
+  if (take("--data-dir", kDataDir)) options.dataset.directory = recorded.text(kDataDir);
+  if (take("--image-size", kImageSize)) {
+    options.dataset.imageSize = recorded.wholeNumber(kImageSize, 1);
   }
-  if (const std::string* size = saved("--image-size", "image_size")) {
-    options.dataset.imageSize = number("image_size", *size);
-  }
-  if (const std::string* seed = saved("--seed", "seed")) {
-    options.seed = static_cast<uint64_t>(number("seed", *seed));
-  }
+  if (take("--seed", kSeed)) options.seed = static_cast<uint64_t>(recorded.wholeNumber(kSeed));
 }
 
 // One image through the model before any training: a model built for other images (small_cnn
@@ -308,15 +297,10 @@ void checkModelTakesImages(layers::Module& model, const Shape& imageShape, Devic
   model.train();
 }
 
-// Checkpoint metadata of a run stopped in the middle of an epoch: where it stopped, and the
-// epoch's figures so far (every rank's), so that the resumed epoch reports the whole epoch.
-constexpr const char* kStepsIntoEpoch = "steps_into_epoch";
-constexpr const char* kEpochLossSum = "epoch_loss_sum";
-constexpr const char* kEpochCorrect = "epoch_correct";
-constexpr const char* kEpochImages = "epoch_images";
-
+// What a checkpoint written in the middle of an epoch records beside the run's metadata.
 std::map<std::string, std::string> midEpochMetadata(const training::EpochResult& trained,
                                                     int64_t stepsIntoEpoch) {
+  using namespace apps::run_keys;
   char lossSum[32];
   std::snprintf(lossSum, sizeof lossSum, "%.17g", trained.lossSum);
   return {{kStepsIntoEpoch, std::to_string(stepsIntoEpoch)},
@@ -330,31 +314,19 @@ std::map<std::string, std::string> midEpochMetadata(const training::EpochResult&
 // its beginning.
 training::EpochStart resumePosition(const Options& options, const io::TrainingState& state,
                                     int64_t stepsPerEpoch, bool carriesFigures) {
-  const auto found = state.metadata.find(kStepsIntoEpoch);
-  if (found == state.metadata.end()) return {};
-  const auto number = [&](const char* key) {
-    const auto text = state.metadata.find(key);
-    const std::optional<int64_t> value =
-        text == state.metadata.end() ? std::nullopt : apps::parseWholeNumber(text->second);
-    IMERGE_CHECK(value && *value >= 0, "--resume: ", options.resume, " stopped in epoch ",
-                 state.epoch + 1, " but its '", key, "' is missing or not a whole number");
-    return *value;
-  };
-  training::EpochStart start{.step = number(kStepsIntoEpoch)};
+  using namespace apps::run_keys;
+  const apps::RecordedRun recorded("--resume: " + options.resume, state.metadata);
+  if (!recorded.find(kStepsIntoEpoch)) return {};
+  training::EpochStart start{.step = recorded.wholeNumber(kStepsIntoEpoch)};
   IMERGE_CHECK(start.step <= stepsPerEpoch, "--resume: ", options.resume, " stopped after step ",
                start.step, " of epoch ", state.epoch + 1, ", but this run's epochs have ",
                stepsPerEpoch,
                " steps: give the --batch-size, --max-steps and data of the run "
                "that saved it");
   if (carriesFigures) {
-    start.correct = number(kEpochCorrect);
-    start.images = number(kEpochImages);
-    const std::string& lossSum = state.metadata.at(kEpochLossSum);
-    char* end = nullptr;
-    start.lossSum = std::strtod(lossSum.c_str(), &end);
-    IMERGE_CHECK(end != lossSum.c_str() && *end == '\0' && std::isfinite(start.lossSum),
-                 "--resume: ", options.resume, " holds '", lossSum, "' as its ", kEpochLossSum,
-                 ", which is not a number");
+    start.lossSum = recorded.number(kEpochLossSum);
+    start.correct = recorded.wholeNumber(kEpochCorrect);
+    start.images = recorded.wholeNumber(kEpochImages);
   }
   return start;
 }
