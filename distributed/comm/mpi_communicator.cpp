@@ -40,12 +40,6 @@ std::string mpiErrorString(int code) {
   return std::string(text, static_cast<size_t>(length));
 }
 
-std::string formatSeconds(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
-}
-
 const char* threadLevelName(int level) {
   switch (level) {
     case MPI_THREAD_SINGLE:

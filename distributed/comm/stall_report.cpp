@@ -8,12 +8,6 @@ namespace imerge::distributed {
 
 namespace {
 constexpr size_t kMostRanksNamed = 8;
-
-std::string seconds(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 }  // namespace
 
 std::string rankList(const std::vector<int>& ranks) {
@@ -48,14 +42,15 @@ std::string describeStall(const StallFacts& facts) {
   const bool frozen = facts.frozenSeconds >= kFrozenReportSeconds;
   std::string text;
   if (frozen) {
-    text = "this rank itself was not running for " + seconds(std::round(facts.frozenSeconds)) +
+    text = "this rank itself was not running for " +
+           formatSeconds(std::round(facts.frozenSeconds)) +
            " s of the wait (stopped, by SIGSTOP or a debugger, or starved of CPU), so the other "
            "ranks waited for it; ";
   }
   if (!silent.empty()) {
     const bool one = silent.size() == 1;
     text += rankList(silent) + " did not report reaching it (no word from " +
-            (one ? "it" : "them") + " in " + seconds(facts.graceSeconds) +
+            (one ? "it" : "them") + " in " + formatSeconds(facts.graceSeconds) +
             " s more: " + (one ? "it is" : "they are") +
             " stopped, hung, far behind or gone; check " + (one ? "its" : "their") +
             " output for an earlier error); ";
@@ -68,6 +63,12 @@ std::string describeStall(const StallFacts& facts) {
         "failure)";
   }
   return text + elsewhere;
+}
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
 }
 
 }  // namespace imerge::distributed

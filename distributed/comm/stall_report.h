@@ -51,4 +51,7 @@ std::string describeStall(const StallFacts& facts);
 // "rank 2", "ranks 0 and 1", "ranks 0, 1 and 5", or the first 8 and "... and 24 more ranks".
 std::string rankList(const std::vector<int>& ranks);
 
+// Seconds as the time-out and stall messages write them ("%g": 10, 0.5, 2.5e-05).
+std::string formatSeconds(double seconds);
+
 }  // namespace imerge::distributed

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "distributed/comm/mpi_communicator.h"
+#include "distributed/comm/stall_report.h"
 
 // ncclAvg (the average inside the all-reduce) appeared in NCCL 2.10.
 static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0),
@@ -42,12 +43,6 @@ void checkNccl(ncclResult_t code, const char* call, const std::string& context,
               ". Causes: another rank exited or failed (check its output for an earlier "
               "error), the ranks passed different sizes to the same all-reduce, or the GPUs "
               "cannot reach each other (NCCL_DEBUG=INFO prints NCCL's view)");
-}
-
-std::string formatSeconds(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
 }
 
 std::string rankContext(int rank, int size) {
