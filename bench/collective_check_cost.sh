@@ -1,40 +1,5 @@
 #!/usr/bin/env bash
 # The cost of the collective shape check (MpiOptions::checkCollectiveShapes, imerge-train's
-# --dist-check-collectives) in a real data-parallel step: ResNet-20 on synthetic 32x32 images,
-# batch 32 per rank, 2 ranks of one thread, strategy wfbp (one all-reduce per gradient tensor:
-# the most collectives per step of any strategy). Runs with the check on and off alternate,
-# ROUNDS times each, so drift of the machine's speed falls on both alike; prints the mean
-# iteration time of each run (warm-up left out) and the ratio of the means.
+# --dist-check-collectives) in a real data-parallel step (bench/dist_flag_cost.sh says how).
 #   bench/collective_check_cost.sh [ROUNDS] [STEPS]     (default 3 rounds of 40 steps)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-rounds=${1:-3}
-steps=${2:-40}
-train=build/release/imerge-train
-[[ -x $train ]] || scripts/build.sh release
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-for round in $(seq 1 "$rounds"); do
-  for check in true false; do
-    mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$train" --dist wfbp \
-      --model resnet20 --dataset synthetic --image-size 32 --batch-size 32 --epochs 1 \
-      --max-steps "$steps" --threads 1 --workers 1 --eval-every 1000 \
-      --dist-check-collectives "$check" --log-json "$work/$check-$round.json" >/dev/null
-  done
-done
-/usr/bin/python3 - "$work" "$rounds" <<'PY'
-import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-warm = 6  # the warm-up and the step that rebuilds the plan
-means = {"true": [], "false": []}
-for round in range(1, rounds + 1):
-    for check in ("true", "false"):
-        epoch = json.load(open(f"{work}/{check}-{round}.json"))["epochs"][0]["distributed"]
-        iterations = epoch["per_iteration"]["iteration_s"][warm:]
-        means[check].append(statistics.mean(iterations))
-        print(f"round {round} check {check:<5} {1e3 * means[check][-1]:8.2f} ms per iteration, "
-              f"{epoch['buckets']} collectives per step")
-on, off = statistics.mean(means["true"]), statistics.mean(means["false"])
-print(f"check on {1e3 * on:.2f} ms, off {1e3 * off:.2f} ms: on/off = {on / off:.4f} "
-      f"({100 * (on - off) / off:+.2f}% of a step)")
-PY
+exec "$(dirname "$0")/dist_flag_cost.sh" --dist-check-collectives "$@"
