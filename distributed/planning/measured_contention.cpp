@@ -19,13 +19,8 @@ MeasuredContention MeasuredContention::load(const std::string& path, const std::
                "--beside-compute");
   std::map<int, std::vector<double>> slowdowns;
   for (const CsvTable::Row& row : table.rows()) {
-    const double slowdown = table.number(row, "compute_slowdown");
-    // The busy threads' rate is measured over short windows; a little below 1 is noise.
-    IMERGE_CHECK(slowdown >= 0.9, table.where(row.line), ": compute_slowdown ", slowdown,
-                 " says compute ran faster beside an all-reduce than alone; measure again on an "
-                 "otherwise idle machine");
     const int workers = static_cast<int>(table.wholeNumber(row, "workers", 1));
-    if (workers >= 2) slowdowns[workers].push_back(std::max(1.0, slowdown));
+    if (workers >= 2) slowdowns[workers].push_back(table.number(row, "compute_slowdown"));
   }
   MeasuredContention contention;
   // The samples are readCommSamplesCsv's; read again to reuse its field rules.
@@ -33,7 +28,14 @@ MeasuredContention MeasuredContention::load(const std::string& path, const std::
       std::make_shared<ClusterProfile>(fitMeasuredCluster(source, readCommSamplesCsv(path)));
   for (auto& [workers, values] : slowdowns) {
     std::sort(values.begin(), values.end());
-    contention.computeSlowdown_[workers] = values[values.size() / 2];
+    const double median = values[values.size() / 2];
+    // Each row's rate is measured over a short window, so single rows scatter below 1 on a
+    // busy machine (0.89 seen in CI); only the median, the figure used, has to be believable.
+    IMERGE_CHECK(median >= 0.9, source, ": the median compute_slowdown at ", workers,
+                 " workers is ", median,
+                 ", so compute ran faster beside an all-reduce than alone; measure again on an "
+                 "otherwise idle machine");
+    contention.computeSlowdown_[workers] = std::max(1.0, median);
   }
   return contention;
 }

@@ -18,8 +18,9 @@ namespace imerge::distributed {
 
 class MeasuredContention {
  public:
-  // Errors name `flag` and the file (and its line): a file without a compute_slowdown column
-  // (measured without --beside-compute), a slowdown below 1 that is not noise (below 0.9).
+  // Errors name `flag` and the file: a file without a compute_slowdown column (measured
+  // without --beside-compute), a count whose median slowdown is below 1 by more than noise
+  // (below 0.9). Single rows below that are noise the median absorbs.
   static MeasuredContention load(const std::string& path, const std::string& flag);
 
   // The contention at `workers`. A compute profile measured in a run that communicated
