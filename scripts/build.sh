@@ -4,10 +4,13 @@
 #   scripts/build.sh asan      -> build/asan      (AddressSanitizer + UBSan, -O1 -g, no CUDA)
 #   scripts/build.sh planning  -> build/planning  (the planning library and its tests alone:
 #                                                  no MPI, CUDA, oneDNN or BLAS)
+#   scripts/build.sh fuzz      -> build/fuzz      (the libFuzzer targets of fuzz/ alone, with
+#                                                  clang, ASan and UBSan; scripts/run-fuzzers.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 config=${1:-release}
+targets=()  # all of the configuration's, unless it names some
 jobs=${JOBS:-$(nproc)}
 case "$config" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
@@ -17,7 +20,16 @@ case "$config" in
   asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMERGE_SANITIZE=ON -DIMERGE_BUILD_BENCH=OFF
                -DIMERGE_CUDA=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g") ;;
   planning) flags=(-DCMAKE_BUILD_TYPE=Release -DIMERGE_PLANNING_ONLY=ON) ;;
-  *) echo "build.sh: unknown configuration '$config' (release, asan or planning)" >&2; exit 2 ;;
+  # libFuzzer is clang's. OpenMP stays GCC's libgomp, the one OpenBLAS and oneDNN use, so a
+  # process never holds two OpenMP runtimes.
+  fuzz) flags=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DIMERGE_FUZZ=ON
+               -DIMERGE_CUDA=OFF -DIMERGE_BUILD_TESTS=OFF -DIMERGE_BUILD_BENCH=OFF
+               -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g"
+               -DOpenMP_C_FLAGS=-fopenmp=libgomp -DOpenMP_CXX_FLAGS=-fopenmp=libgomp
+               -DOpenMP_C_LIB_NAMES=gomp -DOpenMP_CXX_LIB_NAMES=gomp
+               "-DOpenMP_gomp_LIBRARY=$(gcc -print-file-name=libgomp.so)")
+        targets=(--target fuzzers) ;;
+  *) echo "build.sh: unknown configuration '$config' (release, asan, planning or fuzz)" >&2; exit 2 ;;
 esac
 
 # ccache (scripts/install-deps.sh installs it) keeps every object it compiled, keyed by the
@@ -32,4 +44,4 @@ if command -v ccache >/dev/null; then
 fi
 
 cmake -S . -B "build/$config" -G Ninja "${flags[@]}" >/dev/null
-cmake --build "build/$config" -j "$jobs"
+cmake --build "build/$config" -j "$jobs" "${targets[@]}"
