@@ -3,8 +3,6 @@
 // so an input is taken as the payload and given a valid header (magic, version, CRC, length;
 // docs/checkpoint_format.md); an input that itself starts with the magic is taken as the whole
 // file, so the header checks are fuzzed too.
-#include <zlib.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,17 +11,18 @@
 #include "core/error.h"
 #include "fuzz/fuzz_input_file.h"
 #include "io/checkpoint.h"
+#include "io/checkpoint_encoding.h"
 
 namespace {
 
-constexpr char kMagic[8] = {'I', 'M', 'E', 'R', 'G', 'E', 'C', 'K'};
-constexpr size_t kHeaderBytes = 24;
+using imerge::io::detail::kHeaderBytes;
+using imerge::io::detail::kMagic;
 
 // The file a writer would have produced around `payload` (little-endian, as on x86).
 std::vector<uint8_t> withValidHeader(const uint8_t* payload, size_t size) {
   std::vector<uint8_t> file(kHeaderBytes + size);
   const uint32_t version = imerge::io::kCheckpointFormatVersion;
-  const auto crc = static_cast<uint32_t>(crc32(0, payload, static_cast<uInt>(size)));
+  const uint32_t crc = imerge::io::detail::crc32Update(0, payload, size);
   const uint64_t length = file.size();
   std::memcpy(file.data(), kMagic, 8);
   std::memcpy(file.data() + 8, &version, 4);
