@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "data/jpeg_huffman_guard.h"
 
 // The one definition of stb_image in imerge. Only the decoders we read are compiled in.
 #define STB_IMAGE_IMPLEMENTATION
@@ -35,17 +36,24 @@ std::string tooManyPixels(int width, int height, const PixelLimit& limit) {
          limit.hint;
 }
 
-std::vector<uint8_t> readFile(const std::string& path) {
+// The file's first `maxBytes` bytes (all of it by default); `isPrefix` says whether more follow.
+std::vector<uint8_t> readFile(const std::string& path, bool* isPrefix = nullptr,
+                              uint64_t maxBytes = kMaxImageFileBytes) {
   std::ifstream in(path, std::ios::binary);
   IMERGE_CHECK(in.is_open(), "cannot open image ", path, ": ", std::strerror(errno));
-  const auto bytes =
-      static_cast<std::streamsize>(checkedInputFileSize(path, kMaxImageFileBytes, "image"));
+  const uint64_t size = checkedInputFileSize(path, kMaxImageFileBytes, "image");
+  const auto bytes = static_cast<std::streamsize>(std::min(size, maxBytes));
+  if (isPrefix) *isPrefix = size > maxBytes;
   std::vector<uint8_t> contents(static_cast<size_t>(bytes));
   in.read(reinterpret_cast<char*>(contents.data()), bytes);
   IMERGE_CHECK(in.gcount() == bytes, "cannot read image ", path, ": got ", in.gcount(), " of ",
                bytes, " bytes");
   return contents;
 }
+
+// How much of a file the header check reads first: a JPEG's segments up to its frame header,
+// unless a large EXIF thumbnail or ICC profile comes first (then it reads the whole file).
+constexpr uint64_t kHeaderReadBytes = 16 << 10;
 
 struct StbFree {
   void operator()(unsigned char* pixels) const { stbi_image_free(pixels); }
@@ -62,8 +70,17 @@ bool isImageFile(const std::filesystem::path& path) {
 
 std::string checkImageHeader(const std::string& path, const PixelLimit& limit, int& width,
                              int& height) {
+  bool isPrefix = false;
+  std::vector<uint8_t> bytes = readFile(path, &isPrefix, kHeaderReadBytes);
+  JpegGuardResult guard = checkJpegHuffmanTables(bytes, JpegScope::kHeader, isPrefix);
+  if (guard.needsMore) {
+    bytes = readFile(path);
+    guard = checkJpegHuffmanTables(bytes, JpegScope::kHeader, /*isPrefix=*/false);
+  }
+  if (!guard.problem.empty()) return guard.problem;
   int fileChannels = 0;
-  if (!stbi_info(path.c_str(), &width, &height, &fileChannels)) {
+  if (!stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,
+                             &fileChannels)) {
     return stbi_failure_reason() ? stbi_failure_reason() : "unknown";
   }
   return tooManyPixels(width, height, limit);
@@ -75,6 +92,9 @@ Tensor decodeImageFile(const std::string& path, int channels, const PixelLimit& 
   const std::vector<uint8_t> bytes = readFile(path);
   IMERGE_CHECK(bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()), "image ", path,
                " is too large for stb_image (", bytes.size(), " bytes)");
+  const JpegGuardResult guard =
+      checkJpegHuffmanTables(bytes, JpegScope::kWholeFile, /*isPrefix=*/false);
+  IMERGE_CHECK(guard.problem.empty(), "cannot decode image ", path, ": ", guard.problem);
   int width = 0, height = 0, fileChannels = 0;
   // The header again (the file may have changed since a scan) before decoding allocates.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,

@@ -25,8 +25,10 @@ struct PixelLimit {
   std::string hint;  // ends the refusal: how the caller lets a user raise the limit
 };
 
-// What the file's header says (stbi_info: a small read): "" when it decodes and is within the
-// limit, else why not ("its header declares 20000x20000 pixels, more than the ...").
+// What the file's header says (stbi_info on its first 16 KB, or on all of it where a JPEG's
+// segments before its frame header run on; data/jpeg_huffman_guard.h checks them first): ""
+// when it decodes and is within the limit, else why not ("its header declares 20000x20000
+// pixels, more than the ...", "its JPEG Huffman table ... declares 530 codes ...").
 // `width`/`height` are set when the header decodes.
 std::string checkImageHeader(const std::string& path, const PixelLimit& limit, int& width,
                              int& height);

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' seed corpus, fuzz/corpus/<reader>/: a few small valid files per reader
 (from which libFuzzer mutates) and a few near-misses. Run with /usr/bin/python3 (Pillow for the
-images): python3 fuzz/make_corpus.py. The files are committed; rerunning rewrites them."""
+images): python3 fuzz/make_corpus.py. The files are committed; rerunning rewrites them. The
+corpus also keeps what the fuzzers found, so that every run replays it (not written here):
+  image/dht-overflow.jpg     a Huffman table of 530 codes (data/jpeg_huffman_guard.h)
+  image/undefined-table.jpg  a progressive scan decoding with a Huffman table never defined"""
 import gzip
 import io
 import pathlib

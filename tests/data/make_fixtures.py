@@ -13,6 +13,7 @@ It writes, under tests/data/fixtures/:
   image_folder/bee/b0.png       8x8 greyscale (decoded to 3 equal channels)
   image_folder/bee/b1.jpeg      8x8 RGB JPEG of the reversed pattern
   image_folder/bee/notes.txt    not an image: the reader must ignore it
+  jpeg/progressive.jpg          32x32 RGB progressive JPEG (Huffman tables between its scans)
 
 The pixel formulas are spelled out here and again in the tests. Outputs are deterministic.
 """
@@ -71,9 +72,20 @@ def write_image_folder():
     (root / "bee" / "notes.txt").write_text("not an image; the image-folder reader ignores it\n")
 
 
+def write_progressive_jpeg():
+    folder = FIXTURES / "jpeg"
+    folder.mkdir(parents=True, exist_ok=True)
+    image = Image.new("RGB", (32, 32))
+    for y in range(32):
+        for x in range(32):
+            image.putpixel((x, y), ((x * 8) % 256, (y * 8) % 256, ((x + y) * 4) % 256))
+    image.save(folder / "progressive.jpg", quality=90, progressive=True, optimize=True)
+
+
 def main():
     write_cifar()
     write_image_folder()
+    write_progressive_jpeg()
     print(f"wrote CIFAR-10 and image-folder fixtures under {FIXTURES}")
 
 
