@@ -16,6 +16,7 @@ packages=(
   python3-torch python3-torchvision
   python3-matplotlib  # scripts/plot_*.py (only /usr/bin/python3 imports it)
   iproute2            # scripts/slow-network.sh: ip netns, veth, tc tbf
+  clang libclang-rt-14-dev  # scripts/build.sh fuzz: libFuzzer and clang's sanitizer runtimes
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): install what is missing, build the optimised and the
-# sanitizer configurations, and run the whole test suite in both. The end-to-end training test
+# sanitizer configurations, and run the whole test suite in both; then fuzz each file reader
+# for a minute (fuzz/). The end-to-end training test
 # (label "slow") runs only in the optimised build, where it takes about a minute, and so do the
 # multi-rank tests (label "mpi"): Open MPI's own allocations look like leaks to LeakSanitizer.
 set -euo pipefail
@@ -49,3 +50,10 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_ctest build/asan asan -j 2 -LE "slow|mpi"
 echo "run-tests: sanitizer build and tests took $((SECONDS - start)) s"
+
+# Each reader's libFuzzer target for 60 s from the committed corpus (fuzz/corpus/): its inputs
+# replay first, the fuzzers' earlier findings among them, then new inputs are tried.
+start=$SECONDS
+scripts/build.sh fuzz
+scripts/run-fuzzers.sh 60
+echo "run-tests: fuzz build and 4 fuzzers took $((SECONDS - start)) s"
