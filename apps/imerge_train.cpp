@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "apps/flag_checks.h"
@@ -358,6 +359,19 @@ std::string resumeCommand(const Options& options, const std::string& checkpoint,
   return command + " --resume " + shellWord(checkpoint);
 }
 
+// Every rank's default generator (dropout's draws), for a checkpoint: "default" is rank 0's,
+// "rank<r>" rank r's, so that a resumed run continues every rank's stream where it stopped.
+// A collective when there are several ranks: every rank calls it before the main one saves.
+std::map<std::string, std::string> generatorStates(const Job& job) {
+  const std::string mine = defaultGenerator().state();
+  if (!job.communicator || job.worldSize == 1) return {{"default", mine}};
+  const std::vector<std::string> all = job.communicator->allgatherText(mine);
+  std::map<std::string, std::string> states = {{"default", all[0]}};
+  for (size_t rank = 1; rank < all.size(); ++rank)
+    states["rank" + std::to_string(rank)] = all[rank];
+  return states;
+}
+
 // A run that every rank agreed to stop after a step (a signal, apps/stop_signals.h): the main
 // rank saves where it stands, when --checkpoint-dir is set, and says how to go on. The exit
 // status is the shell's for the signal, 128 + its number.
@@ -366,6 +380,8 @@ int stopMidEpoch(const Options& options, const Job& job, const layers::Module& m
                  const training::EpochResult& trained, int64_t epoch, int64_t stepsIntoEpoch,
                  int64_t stepsPerEpoch, int64_t globalStep) {
   const int signal = trained.stoppedBy;
+  std::map<std::string, std::string> rngStates;
+  if (!options.checkpointDir.empty()) rngStates = generatorStates(job);
   if (!job.isMain()) return 128 + signal;
   std::string text = "imerge-train: stopped by " + apps::signalName(signal) + " after step " +
                      std::to_string(stepsIntoEpoch) + "/" + std::to_string(stepsPerEpoch) +
@@ -382,7 +398,7 @@ int stopMidEpoch(const Options& options, const Job& job, const layers::Module& m
                        {.modelName = options.model,
                         .epoch = epoch,
                         .step = globalStep,
-                        .rngStates = {{"default", defaultGenerator().state()}},
+                        .rngStates = std::move(rngStates),
                         .metadata = std::move(metadata)});
     text += "  checkpoint: " + path +
             "\n  to continue: " + resumeCommand(options, path, job.worldSize) + "\n";
@@ -461,7 +477,8 @@ int run(const Options& options, Job& job) {
                                     : trainLoader.batchesPerEpoch();
   int64_t firstEpoch = 0;
   int64_t globalStep = 0;
-  training::EpochStart resumedAt;  // where the first epoch starts
+  training::EpochStart resumedAt;                   // where the first epoch starts
+  std::optional<std::string> resumedRankGenerator;  // this rank's, when the checkpoint has it
   if (!options.resume.empty()) {
     // Evaluation needs no optimizer, so its settings need not match the checkpoint's.
     io::TrainingState state = io::loadCheckpoint(options.resume, options.model, *model,
@@ -469,6 +486,10 @@ int run(const Options& options, Job& job) {
     firstEpoch = state.epoch;
     globalStep = state.step;
     defaultGenerator().setState(state.rngStates.at("default"));
+    if (const auto rankState = state.rngStates.find("rank" + std::to_string(job.rank));
+        job.rank > 0 && rankState != state.rngStates.end()) {
+      resumedRankGenerator = rankState->second;
+    }
     if (!options.evaluateOnly) {
       resumedAt = resumePosition(options, state, stepsPerEpoch, job.isMain());
     }
@@ -482,8 +503,13 @@ int run(const Options& options, Job& job) {
                  " already holds ", firstEpoch, " epochs; ask for more with --epochs (now ",
                  options.epochs, "), or evaluate it with --evaluate-only");
   }
-  // Dropout draws differ between ranks, as they would on separate machines.
-  if (job.rank > 0) defaultGenerator().seed(options.seed * 1000003 + job.rank * 7919 + firstEpoch);
+  // Dropout draws differ between ranks, as they would on separate machines. A checkpoint from a
+  // run with this rank continues its stream; one from fewer ranks starts a new one.
+  if (resumedRankGenerator) {
+    defaultGenerator().setState(*resumedRankGenerator);
+  } else if (job.rank > 0) {
+    defaultGenerator().seed(options.seed * 1000003 + job.rank * 7919 + firstEpoch);
+  }
 
   std::unique_ptr<distributed::Trace> trace;
   std::unique_ptr<distributed::DataParallel> parallel;
@@ -608,13 +634,15 @@ int run(const Options& options, Job& job) {
     }
     log.addEpoch(record);
 
+    std::map<std::string, std::string> rngStates;
+    if (!options.checkpointDir.empty()) rngStates = generatorStates(job);
     if (!options.checkpointDir.empty() && job.isMain()) {
       const std::string path = options.checkpointDir + "/last.ckpt";
       io::saveCheckpoint(path, *model, &optimizer,
                          {.modelName = options.model,
                           .epoch = epoch + 1,
                           .step = globalStep,
-                          .rngStates = {{"default", defaultGenerator().state()}},
+                          .rngStates = std::move(rngStates),
                           .metadata = runMetadata});
       std::cout << "  checkpoint: " << path << "\n";
     }

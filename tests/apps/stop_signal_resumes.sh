@@ -8,7 +8,10 @@
 #   twice     the training process, twice: the second one stops it at once, without saving
 # The stopped run must exit with 128 + the signal's number, say after which step it stopped
 # (strictly inside an epoch) and print the command that continues it. FLAGs go to every run;
-# with LAUNCHER set (e.g. "mpirun -np 2") every run goes through it.
+# with LAUNCHER set (e.g. "mpirun -np 2") every run goes through it. MODEL, IMAGE_SIZE and
+# BATCH choose the model and batch (default resnet20 at 16x16, batch 8; small_cnn at 28 has
+# dropout, whose draws differ per rank and must continue on each, and needs batch 64 for steps
+# long enough to be stopped in its first epoch).
 set -u
 train=$1 work=$2 signal=$3 target=$4
 shift 4
@@ -19,9 +22,10 @@ trap 'pkill -9 -f -- "--seed $marker" 2>/dev/null' EXIT
 steps=20
 # Steps of tens of milliseconds, so the signal lands in the first of two epochs; "twice" takes
 # longer steps, so that its second signal arrives while the first one's step still runs.
-batch=8
+batch=${BATCH:-8}
 [[ $target == twice ]] && batch=96
-common=(--dataset synthetic --image-size 16 --model resnet20 --batch-size "$batch"
+common=(--dataset synthetic --image-size "${IMAGE_SIZE:-16}" --model "${MODEL:-resnet20}"
+        --batch-size "$batch"
         --max-steps "$steps" --epochs 2 --threads 1 --workers 1 --seed "$marker" --lr 0.05
         --log-every 1 "$@")
 fail() {
