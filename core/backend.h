@@ -24,7 +24,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // ---- elementwise and reductions (shapes match exactly; no broadcasting) -------------------
+  // ---- elementwise and reductions (shapes match exactly; broadcasting is below) -------------
   virtual Tensor add(const Tensor& a, const Tensor& b) const = 0;
   virtual Tensor sub(const Tensor& a, const Tensor& b) const = 0;
   virtual Tensor mul(const Tensor& a, const Tensor& b) const = 0;
@@ -38,6 +38,13 @@ class Backend {
   virtual void addInPlace(Tensor& destination, const Tensor& source) const = 0;
   // every element of a float32 tensor = value (Tensor::fill on a non-host device)
   virtual void fill(Tensor& destination, float value) const = 0;
+
+  // ---- broadcasting (core/broadcast.h; core/cpu/broadcast.h) --------------------------------
+  // float32 a, b whose shapes broadcast -> op(a, b) of the broadcast shape
+  virtual Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) const = 0;
+  // float32 input of a shape that `shape` broadcasts to -> its sums over the dimensions that
+  // broadcasting stretched, of `shape` (the backward of a broadcast)
+  virtual Tensor sumToShape(const Tensor& input, const Shape& shape) const = 0;
 
   // ---- matrix products (2-D float32, row-major) ---------------------------------------------
   // a [M, K] (or [K, M] transposed), b [K, N] (or [N, K] transposed) -> [M, N]

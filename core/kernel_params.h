@@ -10,6 +10,10 @@
 
 namespace imerge {
 
+// ---- elementwise ---------------------------------------------------------------------------
+// The binary ops that broadcast (core/broadcast.h).
+enum class BinaryOp { Add, Sub, Mul };
+
 // ---- matrix products -----------------------------------------------------------------------
 enum class Transpose { No, Yes };
 

@@ -3,6 +3,7 @@
 #include "core/cpu/cpu_backend.h"
 
 #include "core/cpu/batch_norm.h"
+#include "core/cpu/broadcast.h"
 #include "core/cpu/convolution.h"
 #include "core/cpu/dropout.h"
 #include "core/cpu/elementwise.h"
@@ -33,6 +34,14 @@ class CpuBackend final : public Backend {
   }
   // Tensor::fill fills host memory itself, for every dtype; this serves the interface.
   void fill(Tensor& destination, float value) const override { destination.fill(value); }
+
+  // ---- broadcasting ----
+  Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) const override {
+    return cpu::broadcastBinary(op, a, b);
+  }
+  Tensor sumToShape(const Tensor& input, const Shape& shape) const override {
+    return cpu::sumToShape(input, shape);
+  }
 
   // ---- matrix products ----
   Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA,

@@ -16,6 +16,12 @@ namespace imerge {
 
 namespace {
 
+// The kernels CUDA does not have yet: a clear refusal instead of a wrong answer.
+[[noreturn]] void notOnCuda(const char* op, const Tensor& input) {
+  IMERGE_FAIL(op, ": not implemented on CUDA yet (", input.describe(), " on ",
+              input.device().name(), "); move the tensors to the CPU with Tensor::to(cpuDevice())");
+}
+
 class CudaBackend final : public Backend {
  public:
   // ---- elementwise and reductions ----
@@ -32,6 +38,14 @@ class CudaBackend final : public Backend {
     cuda::addInPlace(destination, source);
   }
   void fill(Tensor& destination, float value) const override { cuda::fill(destination, value); }
+
+  // ---- broadcasting: CPU only for now ----
+  Tensor broadcastBinary(BinaryOp, const Tensor& a, const Tensor&) const override {
+    notOnCuda("broadcasting add/sub/mul", a);
+  }
+  Tensor sumToShape(const Tensor& input, const Shape&) const override {
+    notOnCuda("sumToShape (the backward of broadcasting)", input);
+  }
 
   // ---- matrix products ----
   Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA,

@@ -25,6 +25,10 @@ class RefusingBackend final : public Backend {
   float sumAll(const Tensor&) const override { refuse("sumAll"); }
   void addInPlace(Tensor&, const Tensor&) const override { refuse("addInPlace"); }
   void fill(Tensor&, float) const override { refuse("fill"); }
+  Tensor broadcastBinary(BinaryOp, const Tensor&, const Tensor&) const override {
+    refuse("broadcastBinary");
+  }
+  Tensor sumToShape(const Tensor&, const Shape&) const override { refuse("sumToShape"); }
   Tensor gemm(const Tensor&, const Tensor&, Transpose, Transpose) const override { refuse("gemm"); }
   Tensor linearForward(const Tensor&, const Tensor&, const Tensor&) const override {
     refuse("linearForward");
