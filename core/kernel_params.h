@@ -83,6 +83,18 @@ struct SoftmaxCrossEntropyForward {
   Tensor probabilities;  // [N, C]
 };
 
+enum class Reduction { None, Mean, Sum };
+
+// Cross-entropy from log-probabilities with PyTorch's options (core/cpu/nll_loss.h): the loss
+// of sample n is (1 - labelSmoothing) w[y_n] (-logp[n, y_n]) + labelSmoothing / C
+// sum_c w[c] (-logp[n, c]), 0 where y_n == ignoreIndex; Mean divides the sum by the total
+// weight w[y_n] of the samples not ignored (their count without weights).
+struct NllLossParams {
+  int64_t ignoreIndex = -100;
+  float labelSmoothing = 0;
+  Reduction reduction = Reduction::Mean;
+};
+
 // ---- optimizer -----------------------------------------------------------------------------
 // One SGD step of optim/sgd.h (PyTorch's torch.optim.SGD):
 //   d = grad + weightDecay * p
