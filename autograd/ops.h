@@ -7,3 +7,4 @@
 #include "autograd/ops/loss.h"
 #include "autograd/ops/normalization.h"
 #include "autograd/ops/pooling.h"
+#include "autograd/ops/softmax.h"

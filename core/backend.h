@@ -24,7 +24,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // ---- elementwise and reductions (shapes match exactly; no broadcasting) -------------------
+  // ---- elementwise and reductions (shapes match exactly; broadcasting is below) -------------
   virtual Tensor add(const Tensor& a, const Tensor& b) const = 0;
   virtual Tensor sub(const Tensor& a, const Tensor& b) const = 0;
   virtual Tensor mul(const Tensor& a, const Tensor& b) const = 0;
@@ -38,6 +38,20 @@ class Backend {
   virtual void addInPlace(Tensor& destination, const Tensor& source) const = 0;
   // every element of a float32 tensor = value (Tensor::fill on a non-host device)
   virtual void fill(Tensor& destination, float value) const = 0;
+
+  // ---- broadcasting (core/broadcast.h; core/cpu/broadcast.h) --------------------------------
+  // float32 a, b whose shapes broadcast -> op(a, b) of the broadcast shape
+  virtual Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) const = 0;
+  // float32 input of a shape that `shape` broadcasts to -> its sums over the dimensions that
+  // broadcasting stretched, of `shape` (the backward of a broadcast)
+  virtual Tensor sumToShape(const Tensor& input, const Shape& shape) const = 0;
+
+  // ---- log-softmax over one dimension (core/cpu/log_softmax.h) ------------------------------
+  // dim in [0, ndim); output = input - logsumexp(input, dim)
+  virtual Tensor logSoftmaxForward(const Tensor& input, int64_t dim) const = 0;
+  // gradInput = gradOutput - exp(output) * sum(gradOutput, dim)
+  virtual Tensor logSoftmaxBackward(const Tensor& gradOutput, const Tensor& output,
+                                    int64_t dim) const = 0;
 
   // ---- matrix products (2-D float32, row-major) ---------------------------------------------
   // a [M, K] (or [K, M] transposed), b [K, N] (or [N, K] transposed) -> [M, N]
@@ -107,6 +121,14 @@ class Backend {
                                                                 const Tensor& labels) const = 0;
   virtual Tensor softmaxCrossEntropyBackward(const Tensor& probabilities, const Tensor& labels,
                                              float gradLoss) const = 0;
+  // Cross-entropy with PyTorch's options from log-probabilities [N, C] (core/cpu/nll_loss.h):
+  // the loss [N] (Reduction::None) or [1]; weight [C] or undefined (all 1).
+  virtual Tensor nllLossForward(const Tensor& logProbabilities, const Tensor& labels,
+                                const Tensor& weight, const NllLossParams& params) const = 0;
+  // gradLoss of the forward's loss shape -> the gradient of the log-probabilities [N, C]
+  virtual Tensor nllLossBackward(const Tensor& gradLoss, const Tensor& logProbabilities,
+                                 const Tensor& labels, const Tensor& weight,
+                                 const NllLossParams& params) const = 0;
 
   // ---- dropout (core/cpu/dropout.h) ---------------------------------------------------------
   // A float32 mask on `device` (one of this backend's): 0 with probability p, else 1 / (1 - p).

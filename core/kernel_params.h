@@ -5,21 +5,33 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "core/tensor.h"
 
 namespace imerge {
 
+// ---- elementwise ---------------------------------------------------------------------------
+// The binary ops that broadcast (core/broadcast.h).
+enum class BinaryOp { Add, Sub, Mul };
+
 // ---- matrix products -----------------------------------------------------------------------
 enum class Transpose { No, Yes };
 
 // ---- convolution ---------------------------------------------------------------------------
-// Dilation 1 means a dense kernel, padding is symmetric.
+// Dilation 1 means a dense kernel. `padding` is added before the input (top, left);
+// `paddingEnd`, when given, after it (bottom, right), as oneDNN's padding_r and the end values
+// of ONNX's pads. Unset, the padding is symmetric, as PyTorch's. It comes last so that the
+// positional initialisers written before it existed keep their meaning.
 struct Conv2dParams {
   std::array<int64_t, 2> stride{1, 1};
   std::array<int64_t, 2> padding{0, 0};
   std::array<int64_t, 2> dilation{1, 1};
   int64_t groups = 1;
+  std::optional<std::array<int64_t, 2>> paddingEnd{};
+
+  std::array<int64_t, 2> end() const { return paddingEnd.value_or(padding); }
+  bool symmetric() const { return end() == padding; }
 };
 
 // Gradients of a convolution; a member is undefined when it was not asked for.
@@ -30,11 +42,17 @@ struct Conv2dGrads {
 };
 
 // ---- pooling -------------------------------------------------------------------------------
+// `padding` is added before the input (top, left), `paddingEnd` after it (bottom, right); unset,
+// it equals `padding` (symmetric, PyTorch's only kind). Last for the positional initialisers.
 struct Pool2dParams {
   std::array<int64_t, 2> kernel{2, 2};   // {height, width}
   std::array<int64_t, 2> stride{2, 2};   // {height, width}
-  std::array<int64_t, 2> padding{0, 0};  // on both sides, {height, width}
+  std::array<int64_t, 2> padding{0, 0};  // before, {height, width}
   bool ceilMode = false;
+  std::optional<std::array<int64_t, 2>> paddingEnd{};  // after, {height, width}
+
+  std::array<int64_t, 2> end() const { return paddingEnd.value_or(padding); }
+  bool symmetric() const { return end() == padding; }
 };
 
 // The output of max pooling and what its backward needs: the workspace records which element
@@ -77,6 +95,18 @@ struct LrnResult {
 struct SoftmaxCrossEntropyForward {
   float loss = 0;
   Tensor probabilities;  // [N, C]
+};
+
+enum class Reduction { None, Mean, Sum };
+
+// Cross-entropy from log-probabilities with PyTorch's options (core/cpu/nll_loss.h): the loss
+// of sample n is (1 - labelSmoothing) w[y_n] (-logp[n, y_n]) + labelSmoothing / C
+// sum_c w[c] (-logp[n, c]), 0 where y_n == ignoreIndex; Mean divides the sum by the total
+// weight w[y_n] of the samples not ignored (their count without weights).
+struct NllLossParams {
+  int64_t ignoreIndex = -100;
+  float labelSmoothing = 0;
+  Reduction reduction = Reduction::Mean;
 };
 
 // ---- optimizer -----------------------------------------------------------------------------

@@ -11,7 +11,8 @@ namespace imerge::autograd {
 
 Variable conv2d(const Variable& input, const Variable& weight, const Variable& bias,
                 const Conv2dOptions& options) {
-  const Conv2dParams params{options.stride, options.padding, options.dilation, options.groups};
+  const Conv2dParams params{options.stride, options.padding, options.dilation, options.groups,
+                            options.paddingEnd};
   const Tensor noBias;
   const Tensor& biasTensor = bias.defined() ? bias.tensor() : noBias;
   const Backend& backend = backendFor("conv2d", input.tensor(), weight.tensor(), biasTensor);

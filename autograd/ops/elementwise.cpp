@@ -5,6 +5,7 @@
 #include "autograd/ops/elementwise.h"
 
 #include "core/backend.h"
+#include "core/broadcast.h"
 
 namespace imerge::autograd {
 
@@ -15,23 +16,36 @@ void checkFloat32(const char* op, const Variable& input) {
                input.tensor().describe());
 }
 
-// Binary ops take no broadcasting: a mismatch is almost always a bug in the caller's shapes.
+// Binary ops broadcast as NumPy and PyTorch do (core/broadcast.h); the shapes are checked here,
+// before any device is asked, so every device refuses shapes that do not broadcast in the same
+// words.
 void checkBinary(const char* op, const Variable& a, const Variable& b) {
   IMERGE_CHECK(a.defined() && b.defined(), op, ": input is an undefined variable");
   IMERGE_CHECK(a.tensor().dtype() == DType::Float32 && b.tensor().dtype() == DType::Float32, op,
                ": expects float32, got ", a.tensor().describe(), " and ", b.tensor().describe());
-  IMERGE_CHECK(a.shape() == b.shape(), op, ": shapes differ: ", a.tensor().describe(), " and ",
-               b.tensor().describe());
+  if (a.shape() != b.shape()) broadcastShapes(op, a.shape(), b.shape());
 }
+
 // The kernels of the inputs' device (the backward's gradients live where the forward ran).
-Tensor addKernel(const Tensor& a, const Tensor& b) {
-  return backendFor("add", a, b).add(a, b);
+// Equal shapes, by far the common case, take the plain kernels: no strides, no index arithmetic.
+Tensor binaryKernel(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
+  const Backend& backend = backendFor(name, a, b);
+  if (a.shape() != b.shape()) return backend.broadcastBinary(op, a, b);
+  switch (op) {
+    case BinaryOp::Add:
+      return backend.add(a, b);
+    case BinaryOp::Sub:
+      return backend.sub(a, b);
+    case BinaryOp::Mul:
+      return backend.mul(a, b);
+  }
+  IMERGE_FAIL(name, ": unknown binary op");
 }
-Tensor subKernel(const Tensor& a, const Tensor& b) {
-  return backendFor("sub", a, b).sub(a, b);
-}
-Tensor mulKernel(const Tensor& a, const Tensor& b) {
-  return backendFor("mul", a, b).mul(a, b);
+// A broadcast input's gradient: the output's gradient summed over the dimensions broadcasting
+// stretched, back to the input's shape. The identity (no copy) when nothing was broadcast.
+Tensor reduceTo(const Tensor& gradient, const Shape& shape) {
+  if (gradient.shape() == shape) return gradient;
+  return backendFor("sumToShape", gradient).sumToShape(gradient, shape);
 }
 Tensor scaleKernel(const Tensor& a, float factor) {
   return backendFor("scale", a).scale(a, factor);
@@ -49,21 +63,27 @@ float sumAllKernel(const char* op, const Tensor& input) {
 
 Variable add(const Variable& a, const Variable& b) {
   checkBinary("add", a, b);
-  Tensor output = addKernel(a.tensor(), b.tensor());
+  Tensor output = binaryKernel(BinaryOp::Add, "add", a.tensor(), b.tensor());
   // The same gradient goes to both inputs; addGrad copies before it accumulates in place, so
   // sharing the tensor is safe.
-  return Variable(output, {a, b}, [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
-    if (inputs[1].requiresGrad()) inputs[1].addGrad(gradOutput);
-  });
+  return Variable(output, {a, b},
+                  [shapeA = a.shape(), shapeB = b.shape()](std::vector<Variable>& inputs,
+                                                           const Tensor& gradOutput) {
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(reduceTo(gradOutput, shapeA));
+                    if (inputs[1].requiresGrad()) inputs[1].addGrad(reduceTo(gradOutput, shapeB));
+                  });
 }
 
 Variable sub(const Variable& a, const Variable& b) {
   checkBinary("sub", a, b);
-  return Variable(subKernel(a.tensor(), b.tensor()), {a, b},
-                  [](std::vector<Variable>& inputs, const Tensor& gradOutput) {
-                    if (inputs[0].requiresGrad()) inputs[0].addGrad(gradOutput);
-                    if (inputs[1].requiresGrad()) inputs[1].addGrad(scaleKernel(gradOutput, -1.0f));
+  return Variable(binaryKernel(BinaryOp::Sub, "sub", a.tensor(), b.tensor()), {a, b},
+                  [shapeA = a.shape(), shapeB = b.shape()](std::vector<Variable>& inputs,
+                                                           const Tensor& gradOutput) {
+                    if (inputs[0].requiresGrad()) inputs[0].addGrad(reduceTo(gradOutput, shapeA));
+                    // Reduced first, then negated: the reduced gradient is the smaller one.
+                    if (inputs[1].requiresGrad()) {
+                      inputs[1].addGrad(scaleKernel(reduceTo(gradOutput, shapeB), -1.0f));
+                    }
                   });
 }
 
@@ -71,12 +91,20 @@ Variable mul(const Variable& a, const Variable& b) {
   checkBinary("mul", a, b);
   // The values are saved as they were at forward time (tensors share storage, so an in-place
   // update of a parameter before backward would change them, as in PyTorch without its check).
-  return Variable(mulKernel(a.tensor(), b.tensor()), {a, b},
-                  [left = a.tensor(), right = b.tensor()](std::vector<Variable>& inputs,
-                                                          const Tensor& gradOutput) {
-                    if (inputs[0].requiresGrad()) inputs[0].addGrad(mulKernel(gradOutput, right));
-                    if (inputs[1].requiresGrad()) inputs[1].addGrad(mulKernel(gradOutput, left));
-                  });
+  return Variable(
+      binaryKernel(BinaryOp::Mul, "mul", a.tensor(), b.tensor()), {a, b},
+      [left = a.tensor(), right = b.tensor()](std::vector<Variable>& inputs,
+                                              const Tensor& gradOutput) {
+        // gradOutput has the broadcast shape; each factor broadcasts against it.
+        if (inputs[0].requiresGrad()) {
+          inputs[0].addGrad(reduceTo(binaryKernel(BinaryOp::Mul, "mul backward", gradOutput, right),
+                                     left.shape()));
+        }
+        if (inputs[1].requiresGrad()) {
+          inputs[1].addGrad(reduceTo(binaryKernel(BinaryOp::Mul, "mul backward", gradOutput, left),
+                                     right.shape()));
+        }
+      });
 }
 
 Variable scale(const Variable& a, float factor) {

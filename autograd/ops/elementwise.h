@@ -6,7 +6,11 @@
 
 namespace imerge::autograd {
 
-// Same shapes on both sides (no broadcasting).
+// Broadcasting as NumPy and PyTorch: trailing dimensions aligned, size 1 and missing leading
+// dimensions stretched ([4, 1, 3] + [5, 1] -> [4, 5, 3]); each input's gradient is summed back
+// over the dimensions stretched for it. Shapes that do not broadcast are refused in PyTorch's
+// words, naming both shapes. Equal shapes take the plain kernels. Broadcasting runs on the CPU;
+// on CUDA only equal shapes (a clear refusal otherwise).
 Variable add(const Variable& a, const Variable& b);
 Variable sub(const Variable& a, const Variable& b);
 Variable mul(const Variable& a, const Variable& b);

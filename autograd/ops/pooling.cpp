@@ -8,7 +8,8 @@ namespace imerge::autograd {
 namespace {
 
 Pool2dParams toParams(const Pool2dOptions& options) {
-  return Pool2dParams{options.kernel, options.stride, options.padding, options.ceilMode};
+  return Pool2dParams{options.kernel, options.stride, options.padding, options.ceilMode,
+                      options.paddingEnd};
 }
 
 // The backward will run only if a graph is recorded: skip the workspace otherwise.

@@ -107,6 +107,8 @@ Shape checkedOutputShape(const Operand& input, const Operand& weight, const Conv
                  " must be at least 1");
     IMERGE_CHECK(params.padding[axis] >= 0, "conv2d: padding ", params.padding[axis],
                  " must not be negative");
+    IMERGE_CHECK(params.end()[axis] >= 0, "conv2d: padding end ", params.end()[axis],
+                 " must not be negative");
   }
   for (int64_t size : input.shape) {
     IMERGE_CHECK(size > 0, "conv2d: input ", input.description, " is empty");
@@ -126,13 +128,15 @@ Shape checkedOutputShape(const Operand& input, const Operand& weight, const Conv
   Shape output{input.shape[0], outChannels, 0, 0};
   for (int axis = 0; axis < 2; ++axis) {
     const int64_t kernelSpan = params.dilation[axis] * (weight.shape[2 + axis] - 1) + 1;
-    const int64_t padded = input.shape[2 + axis] + 2 * params.padding[axis];
+    const int64_t padded = input.shape[2 + axis] + params.padding[axis] + params.end()[axis];
     // Written so that a negative numerator cannot round towards zero into a "valid" size.
     const int64_t size = padded >= kernelSpan ? (padded - kernelSpan) / params.stride[axis] + 1 : 0;
     IMERGE_CHECK(size > 0, "conv2d: output ", axis == 0 ? "height" : "width",
                  " would not be positive: input ", input.description, " with padding ",
-                 params.padding[axis], " is smaller than the dilated kernel extent ", kernelSpan,
-                 " of weight ", weight.description);
+                 params.padding[axis], params.symmetric() ? "" : " before and ",
+                 params.symmetric() ? "" : std::to_string(params.end()[axis]) + " after",
+                 " is smaller than the dilated kernel extent ", kernelSpan, " of weight ",
+                 weight.description);
     output[2 + axis] = size;
   }
   return output;
@@ -205,8 +209,8 @@ Geometry makeGeometry(const Shape& input, const Shape& weight, const Shape& outp
   // oneDNN counts the zeros inserted between kernel taps: PyTorch's dilation - 1.
   g.dilates = {params.dilation[0] - 1, params.dilation[1] - 1};
   g.paddingLeft = {params.padding[0], params.padding[1]};
-  // PyTorch pads symmetrically and drops rows that do not fit a whole stride; oneDNN wants the
-  // right padding that makes its size formula exact, which can be less than the left one.
+  // PyTorch drops rows that do not fit a whole stride; oneDNN wants the right padding that
+  // makes its size formula exact, which can be less than the end padding asked for.
   for (int axis = 0; axis < 2; ++axis) {
     const int64_t kernelSpan = params.dilation[axis] * (weight[2 + axis] - 1) + 1;
     g.paddingRight.push_back((output[2 + axis] - 1) * params.stride[axis] + kernelSpan -
@@ -216,7 +220,8 @@ Geometry makeGeometry(const Shape& input, const Shape& weight, const Shape& outp
   g.layout = convLayout();
   g.key = shapeToString(input) + shapeToString(weight) + " s" + std::to_string(params.stride[0]) +
           "," + std::to_string(params.stride[1]) + " p" + std::to_string(params.padding[0]) + "," +
-          std::to_string(params.padding[1]) + " d" + std::to_string(params.dilation[0]) + "," +
+          std::to_string(params.padding[1]) + " e" + std::to_string(params.end()[0]) + "," +
+          std::to_string(params.end()[1]) + " d" + std::to_string(params.dilation[0]) + "," +
           std::to_string(params.dilation[1]) + " g" + std::to_string(groups) +
           (withBias ? " bias" : " nobias") +
           (g.layout == ConvLayout::Blocked ? " blocked" : " plain");

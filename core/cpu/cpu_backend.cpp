@@ -3,11 +3,14 @@
 #include "core/cpu/cpu_backend.h"
 
 #include "core/cpu/batch_norm.h"
+#include "core/cpu/broadcast.h"
 #include "core/cpu/convolution.h"
 #include "core/cpu/dropout.h"
 #include "core/cpu/elementwise.h"
 #include "core/cpu/gemm.h"
+#include "core/cpu/log_softmax.h"
 #include "core/cpu/lrn.h"
+#include "core/cpu/nll_loss.h"
 #include "core/cpu/pooling.h"
 #include "core/cpu/sgd_update.h"
 #include "core/cpu/softmax_cross_entropy.h"
@@ -33,6 +36,23 @@ class CpuBackend final : public Backend {
   }
   // Tensor::fill fills host memory itself, for every dtype; this serves the interface.
   void fill(Tensor& destination, float value) const override { destination.fill(value); }
+
+  // ---- broadcasting ----
+  Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) const override {
+    return cpu::broadcastBinary(op, a, b);
+  }
+  Tensor sumToShape(const Tensor& input, const Shape& shape) const override {
+    return cpu::sumToShape(input, shape);
+  }
+
+  // ---- log-softmax ----
+  Tensor logSoftmaxForward(const Tensor& input, int64_t dim) const override {
+    return cpu::logSoftmaxForward(input, dim);
+  }
+  Tensor logSoftmaxBackward(const Tensor& gradOutput, const Tensor& output,
+                            int64_t dim) const override {
+    return cpu::logSoftmaxBackward(gradOutput, output, dim);
+  }
 
   // ---- matrix products ----
   Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA,
@@ -130,6 +150,15 @@ class CpuBackend final : public Backend {
   Tensor softmaxCrossEntropyBackward(const Tensor& probabilities, const Tensor& labels,
                                      float gradLoss) const override {
     return cpu::softmaxCrossEntropyBackward(probabilities, labels, gradLoss);
+  }
+  Tensor nllLossForward(const Tensor& logProbabilities, const Tensor& labels, const Tensor& weight,
+                        const NllLossParams& params) const override {
+    return cpu::nllLossForward(logProbabilities, labels, weight, params);
+  }
+  Tensor nllLossBackward(const Tensor& gradLoss, const Tensor& logProbabilities,
+                         const Tensor& labels, const Tensor& weight,
+                         const NllLossParams& params) const override {
+    return cpu::nllLossBackward(gradLoss, logProbabilities, labels, weight, params);
   }
 
   // ---- dropout: drawn serially from the generator, on the host ----

@@ -34,7 +34,7 @@ memory wrap(const memory::desc& desc, const Tensor& tensor) {
   return memory(desc, dnnlEngine(), tensor.rawData());
 }
 
-// Right padding that makes oneDNN produce exactly `outputSize` windows: more than `padding`
+// Right padding that makes oneDNN produce exactly `outputSize` windows: the end padding, or more
 // in ceil mode, where the last window hangs over the input's end.
 int64_t rightPadding(int64_t inputSize, int64_t outputSize, int64_t kernel, int64_t stride,
                      int64_t padding) {
@@ -45,12 +45,13 @@ std::string poolKey(const char* kind, const Shape& inputShape, const Shape& outp
                     const Pool2dParams& params) {
   return detail::concat(kind, " ", shapeToString(inputShape), "->", shapeToString(outputShape),
                         " k", params.kernel[0], "x", params.kernel[1], " s", params.stride[0], "x",
-                        params.stride[1], " p", params.padding[0], "x", params.padding[1]);
+                        params.stride[1], " p", params.padding[0], "x", params.padding[1], " e",
+                        params.end()[0], "x", params.end()[1]);
 }
 
 pooling_forward::desc forwardDesc(prop_kind propagation, algorithm kind, const Shape& inputShape,
                                   const Shape& outputShape, const Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
+  const auto& [kernel, stride, padding, ceilMode, paddingEnd] = params;
   const memory::dims right = {
       rightPadding(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0]),
       rightPadding(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1])};
@@ -99,7 +100,7 @@ BackwardEntry& backwardPrimitive(algorithm kind, const Shape& inputShape, const 
     // oneDNN wants the forward descriptor as a hint (it fixes the workspace's layout).
     const ForwardEntry& forward =
         forwardPrimitive(prop_kind::forward_training, kind, inputShape, outputShape, params);
-    const auto& [kernel, stride, padding, ceilMode] = params;
+    const auto& [kernel, stride, padding, ceilMode, paddingEnd] = params;
     const memory::dims right = {
         rightPadding(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0]),
         rightPadding(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1])};
@@ -131,13 +132,14 @@ std::vector<AxisWindow> adaptiveWindows(int64_t inputSize, int64_t outputSize) {
 }
 
 // PyTorch's avg_pool2d windows: with padding counted, the divisor runs to the end of the real
-// padding but never into the extra padding that ceil mode adds.
+// padding (`paddingEnd` after the input) but never into the extra padding that ceil mode adds.
 std::vector<AxisWindow> strideWindows(int64_t inputSize, int64_t outputSize, int64_t kernel,
-                                      int64_t stride, int64_t padding, bool countIncludePad) {
+                                      int64_t stride, int64_t padding, int64_t paddingEnd,
+                                      bool countIncludePad) {
   std::vector<AxisWindow> windows(outputSize);
   for (int64_t i = 0; i < outputSize; ++i) {
     int64_t start = i * stride - padding;
-    int64_t end = std::min(start + kernel, inputSize + padding);
+    int64_t end = std::min(start + kernel, inputSize + paddingEnd);
     const int64_t paddedCount = end - start;
     start = std::max<int64_t>(start, 0);
     end = std::min(end, inputSize);
@@ -256,7 +258,7 @@ bool oneDnnMatchesAverage(const Shape& inputShape, const Shape& outputShape,
   for (int axis = 0; axis < 2; ++axis) {
     const int64_t lastEnd = (outputShape[2 + axis] - 1) * params.stride[axis] -
                             params.padding[axis] + params.kernel[axis];
-    if (lastEnd > inputShape[2 + axis] + params.padding[axis]) return false;
+    if (lastEnd > inputShape[2 + axis] + params.end()[axis]) return false;
   }
   return true;
 }
@@ -270,7 +272,12 @@ algorithm averageAlgorithm(bool countIncludePad) {
 
 int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
                    bool ceilMode) {
-  const int64_t span = inputSize + 2 * padding - kernel;
+  return pooledSize(inputSize, kernel, stride, padding, padding, ceilMode);
+}
+
+int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
+                   int64_t paddingEnd, bool ceilMode) {
+  const int64_t span = inputSize + padding + paddingEnd - kernel;
   int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   if (ceilMode && (size - 1) * stride >= inputSize + padding) --size;
   return size;
@@ -289,7 +296,8 @@ void checkPoolInput(const char* op, const Tensor& input) {
 Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params) {
   IMERGE_CHECK(inputShape.size() == 4, op, ": input shape ", shapeToString(inputShape),
                " must have 4 dimensions [N, C, H, W]");
-  const auto& [kernel, stride, padding, ceilMode] = params;
+  const auto& [kernel, stride, padding, ceilMode, paddingEndOption] = params;
+  const std::array<int64_t, 2> paddingEnd = params.end();
   for (int axis = 0; axis < 2; ++axis) {
     IMERGE_CHECK(kernel[axis] > 0 && stride[axis] > 0 && padding[axis] >= 0, op, ": kernel ",
                  kernel[0], "x", kernel[1], ", stride ", stride[0], "x", stride[1],
@@ -298,16 +306,23 @@ Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& p
     IMERGE_CHECK(padding[axis] * 2 <= kernel[axis], op, ": padding ", padding[0], "x", padding[1],
                  " must be at most half of kernel ", kernel[0], "x", kernel[1], " (input ",
                  shapeToString(inputShape), ")");
+    // The same rule at the end: every window then holds at least one input element.
+    IMERGE_CHECK(paddingEnd[axis] >= 0 && paddingEnd[axis] * 2 <= kernel[axis], op,
+                 ": padding end ", paddingEnd[0], "x", paddingEnd[1],
+                 " must be non-negative and at most half of kernel ", kernel[0], "x", kernel[1],
+                 " (input ", shapeToString(inputShape), ")");
   }
-  const int64_t paddedHeight = inputShape[2] + 2 * padding[0];
-  const int64_t paddedWidth = inputShape[3] + 2 * padding[1];
-  IMERGE_CHECK(kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0],
-               "x", kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth,
-               " (input float32", shapeToString(inputShape), ", padding ", padding[0], "x",
-               padding[1], ")");
+  const int64_t paddedHeight = inputShape[2] + padding[0] + paddingEnd[0];
+  const int64_t paddedWidth = inputShape[3] + padding[1] + paddingEnd[1];
+  IMERGE_CHECK(
+      kernel[0] <= paddedHeight && kernel[1] <= paddedWidth, op, ": kernel ", kernel[0], "x",
+      kernel[1], " larger than padded input ", paddedHeight, "x", paddedWidth, " (input float32",
+      shapeToString(inputShape), ", padding ", padding[0], "x", padding[1],
+      params.symmetric() ? "" : " before and ",
+      params.symmetric() ? "" : detail::concat(paddingEnd[0], "x", paddingEnd[1], " after"), ")");
   return {inputShape[0], inputShape[1],
-          pooledSize(inputShape[2], kernel[0], stride[0], padding[0], ceilMode),
-          pooledSize(inputShape[3], kernel[1], stride[1], padding[1], ceilMode)};
+          pooledSize(inputShape[2], kernel[0], stride[0], padding[0], paddingEnd[0], ceilMode),
+          pooledSize(inputShape[3], kernel[1], stride[1], padding[1], paddingEnd[1], ceilMode)};
 }
 
 void checkPoolGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape) {
@@ -339,16 +354,17 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
                                  bool keepWorkspace) {
   checkInput("maxPool2d", input);
   const Shape outputShape = pooledShape("maxPool2d", input.shape(), params);
-  const auto& [kernel, stride, padding, ceilMode] = params;
+  const auto& [kernel, stride, padding, ceilMode, paddingEndOption] = params;
+  const std::array<int64_t, 2> paddingEnd = params.end();
   MaxPool2dResult result;
   result.output = Tensor::empty(outputShape);
   if (keepWorkspace) result.workspace = Tensor::empty(outputShape, DType::Int32);
   // Padding never wins a max, so the windows are clipped to the input; the include-pad
   // count they carry is unused here.
-  const std::vector<AxisWindow> rows =
-      strideWindows(input.dim(2), outputShape[2], kernel[0], stride[0], padding[0], false);
-  const std::vector<AxisWindow> columns =
-      strideWindows(input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], false);
+  const std::vector<AxisWindow> rows = strideWindows(input.dim(2), outputShape[2], kernel[0],
+                                                     stride[0], padding[0], paddingEnd[0], false);
+  const std::vector<AxisWindow> columns = strideWindows(
+      input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], paddingEnd[1], false);
   if (keepWorkspace) {
     windowedMaxForward<true>(input, result.output, result.workspace, rows, columns);
   } else {
@@ -389,11 +405,13 @@ Tensor avgPool2dForward(const Tensor& input, const Pool2dParams& params, bool co
   const Shape outputShape = pooledShape("avgPool2d", input.shape(), params);
   Tensor output = Tensor::empty(outputShape);
   if (!oneDnnMatchesAverage(input.shape(), outputShape, params, countIncludePad)) {
-    const auto& [kernel, stride, padding, ceilMode] = params;
-    windowedAverageForward(
-        input, output,
-        strideWindows(input.dim(2), outputShape[2], kernel[0], stride[0], padding[0], true),
-        strideWindows(input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], true));
+    const auto& [kernel, stride, padding, ceilMode, paddingEndOption] = params;
+    const std::array<int64_t, 2> paddingEnd = params.end();
+    windowedAverageForward(input, output,
+                           strideWindows(input.dim(2), outputShape[2], kernel[0], stride[0],
+                                         padding[0], paddingEnd[0], true),
+                           strideWindows(input.dim(3), outputShape[3], kernel[1], stride[1],
+                                         padding[1], paddingEnd[1], true));
     return output;
   }
   // Inference propagation: average pooling's backward needs no workspace.
@@ -413,11 +431,13 @@ Tensor avgPool2dBackward(const Tensor& gradOutput, const Shape& inputShape,
   checkPoolGradOutput("avgPool2d backward", gradOutput, outputShape);
   Tensor gradInput = Tensor::empty(inputShape);
   if (!oneDnnMatchesAverage(inputShape, outputShape, params, countIncludePad)) {
-    const auto& [kernel, stride, padding, ceilMode] = params;
-    windowedAverageBackward(
-        gradOutput, gradInput,
-        strideWindows(inputShape[2], outputShape[2], kernel[0], stride[0], padding[0], true),
-        strideWindows(inputShape[3], outputShape[3], kernel[1], stride[1], padding[1], true));
+    const auto& [kernel, stride, padding, ceilMode, paddingEndOption] = params;
+    const std::array<int64_t, 2> paddingEnd = params.end();
+    windowedAverageBackward(gradOutput, gradInput,
+                            strideWindows(inputShape[2], outputShape[2], kernel[0], stride[0],
+                                          padding[0], paddingEnd[0], true),
+                            strideWindows(inputShape[3], outputShape[3], kernel[1], stride[1],
+                                          padding[1], paddingEnd[1], true));
     return gradInput;
   }
   BackwardEntry& entry =

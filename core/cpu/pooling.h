@@ -34,6 +34,10 @@ using imerge::Pool2dParams;
 // padding (it would see only right padding).
 int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
                    bool ceilMode);
+// The same with `padding` before the input and `paddingEnd` after it (PyTorch's
+// pooling_output_shape_pad_lr): size + padding + paddingEnd replaces size + 2 * padding.
+int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t padding,
+                   int64_t paddingEnd, bool ceilMode);
 
 // The checks every device's pooling kernels share, with the same words on every device; each
 // kernel then checks that its operands are on its own device. They throw imerge::Error naming
@@ -43,8 +47,9 @@ int64_t pooledSize(int64_t inputSize, int64_t kernel, int64_t stride, int64_t pa
 // leaves every window empty, and the kernels would read outside the input).
 void checkPoolInput(const char* op, const Tensor& input);
 // The output shape [N, C, H_out, W_out] of pooling an input of `inputShape` (4 dimensions),
-// after checking the options: positive kernel and stride, padding at most half the kernel (a
-// window always covers an input element, as PyTorch requires), kernel within the padded input.
+// after checking the options: positive kernel and stride, padding at most half the kernel on
+// each side (a window always covers an input element, as PyTorch requires), kernel within the
+// padded input.
 Shape pooledShape(const char* op, const Shape& inputShape, const Pool2dParams& params);
 // A backward's gradOutput: defined, float32 and of `outputShape`.
 void checkPoolGradOutput(const char* op, const Tensor& gradOutput, const Shape& outputShape);

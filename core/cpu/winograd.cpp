@@ -302,7 +302,7 @@ bool winogradApplies(const Shape& weight, const Conv2dParams& params) {
   return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && params.groups == 1 &&
          params.stride == std::array<int64_t, 2>{1, 1} &&
          params.dilation == std::array<int64_t, 2>{1, 1} &&
-         params.padding[0] == params.padding[1] && params.padding[0] <= 2;
+         params.padding[0] == params.padding[1] && params.padding[0] <= 2 && params.symmetric();
 }
 
 Tensor winogradConv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,

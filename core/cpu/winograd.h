@@ -26,8 +26,8 @@
 namespace imerge::cpu {
 
 // True when the convolution of weight shape [K, C, 3, 3] with these parameters can run here:
-// a 3x3 kernel, stride 1, no dilation, one group, padding at most 2 (so that the data gradient
-// is a convolution with non-negative padding).
+// a 3x3 kernel, stride 1, no dilation, one group, padding at most 2 and the same on every side (so
+// that the data gradient is a convolution with non-negative padding).
 bool winogradApplies(const Shape& weight, const Conv2dParams& params);
 
 // input [N, C, H, W], weight [K, C, 3, 3], bias [K] or undefined -> output [N, K, Ho, Wo]

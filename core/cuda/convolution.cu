@@ -118,6 +118,15 @@ PlanCache& planCache() {
 }
 std::atomic<size_t> searchCount{0};
 
+// cuDNN's convolution descriptor has one padding per axis, applied on both sides: asymmetric
+// padding (Conv2dParams::paddingEnd) is refused rather than computed with the wrong geometry.
+void checkSymmetricPadding(const char* op, const Conv2dParams& params) {
+  IMERGE_CHECK(params.symmetric(), op, ": padding [", params.padding[0], ", ", params.padding[1],
+               "] before and [", params.end()[0], ", ", params.end()[1],
+               "] after the input is not implemented on CUDA (cuDNN pads symmetrically); run it "
+               "on the CPU, or pad the input and use symmetric padding");
+}
+
 // Everything that identifies one convolution problem; what the search and errors describe.
 struct Problem {
   CudaDevice& device;
@@ -363,6 +372,7 @@ Execution descriptorsOnly(const Problem& problem) {
 
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params) {
+  checkSymmetricPadding("conv2d", params);
   const Shape outputShape = cpu::conv2dOutputShape(input, weight, bias, params);
   checkOnDeviceOf("conv2d", input, "input", input);
   checkOnDeviceOf("conv2d", input, "weight", weight);
@@ -391,6 +401,7 @@ Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bi
 Conv2dGrads conv2dBackward(const Tensor& input, const Tensor& weight, const Tensor& gradOutput,
                            const Conv2dParams& params, bool needInput, bool needWeight,
                            bool needBias) {
+  checkSymmetricPadding("conv2d backward", params);
   const Shape outputShape = cpu::conv2dOutputShape(input, weight, Tensor(), params);
   IMERGE_CHECK(gradOutput.dtype() == DType::Float32 && gradOutput.shape() == outputShape,
                "conv2d backward: gradOutput ", gradOutput.describe(), " must be float32",

@@ -16,6 +16,12 @@ namespace imerge {
 
 namespace {
 
+// The kernels CUDA does not have yet: a clear refusal instead of a wrong answer.
+[[noreturn]] void notOnCuda(const char* op, const Tensor& input) {
+  IMERGE_FAIL(op, ": not implemented on CUDA yet (", input.describe(), " on ",
+              input.device().name(), "); move the tensors to the CPU with Tensor::to(cpuDevice())");
+}
+
 class CudaBackend final : public Backend {
  public:
   // ---- elementwise and reductions ----
@@ -32,6 +38,20 @@ class CudaBackend final : public Backend {
     cuda::addInPlace(destination, source);
   }
   void fill(Tensor& destination, float value) const override { cuda::fill(destination, value); }
+
+  // ---- broadcasting, log-softmax: CPU only for now ----
+  Tensor broadcastBinary(BinaryOp, const Tensor& a, const Tensor&) const override {
+    notOnCuda("broadcasting add/sub/mul", a);
+  }
+  Tensor sumToShape(const Tensor& input, const Shape&) const override {
+    notOnCuda("sumToShape (the backward of broadcasting)", input);
+  }
+  Tensor logSoftmaxForward(const Tensor& input, int64_t) const override {
+    notOnCuda("logSoftmax", input);
+  }
+  Tensor logSoftmaxBackward(const Tensor& gradOutput, const Tensor&, int64_t) const override {
+    notOnCuda("logSoftmax backward", gradOutput);
+  }
 
   // ---- matrix products ----
   Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA,
@@ -127,6 +147,18 @@ class CudaBackend final : public Backend {
   Tensor softmaxCrossEntropyBackward(const Tensor& probabilities, const Tensor& labels,
                                      float gradLoss) const override {
     return cuda::softmaxCrossEntropyBackward(probabilities, labels, gradLoss);
+  }
+  // crossEntropy with default options takes the fused kernels above on CUDA too.
+  Tensor nllLossForward(const Tensor& logProbabilities, const Tensor&, const Tensor&,
+                        const NllLossParams&) const override {
+    notOnCuda(
+        "crossEntropy with class weights, label smoothing, ignored labels or a reduction "
+        "other than the mean",
+        logProbabilities);
+  }
+  Tensor nllLossBackward(const Tensor& gradLoss, const Tensor&, const Tensor&, const Tensor&,
+                         const NllLossParams&) const override {
+    notOnCuda("crossEntropy backward", gradLoss);
   }
 
   // ---- dropout: drawn on the device from one seed taken from the generator ----

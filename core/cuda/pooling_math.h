@@ -7,7 +7,8 @@
 //  - output sizes: cpu::pooledShape(), ceil mode included, computed on the host;
 //  - a strided window along one axis starts at i * stride - padding and is kernel long; it is
 //    clipped to the input for the sum or the max, while with count_include_pad its divisor runs
-//    to the end of the real padding but never into the extra right padding of ceil mode;
+//    to the end of the real padding (paddingEnd after the input, which may differ from the
+//    padding before it) but never into the extra right padding of ceil mode;
 //  - adaptive windows: start = floor(i * H / H_out), end = ceil((i + 1) * H / H_out);
 //  - max: the first maximum in row-major order wins, a NaN wins whenever it is seen (so the last
 //    NaN of a window), and the winner is recorded as its index within its H * W plane;
@@ -19,6 +20,7 @@
 // Plain C++17 (the .cu files are C++17); no CUDA headers needed.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -34,7 +36,8 @@ struct PoolGeometry {
   int64_t outHeight, outWidth;  // output plane
   int64_t kernelHeight, kernelWidth;
   int64_t strideHeight, strideWidth;
-  int64_t paddingHeight, paddingWidth;  // on both sides
+  int64_t paddingHeight, paddingWidth;        // before the input (top, left)
+  int64_t paddingEndHeight, paddingEndWidth;  // after it (bottom, right)
 };
 
 // One output position's window along one axis: input rows [start, end) and the count this axis
@@ -76,21 +79,24 @@ IMERGE_HOST_DEVICE inline int64_t maxIndex(int64_t a, int64_t b) {
 // [N, C, Ho, Wo] with strided windows, or with adaptive ones (which use only the four sizes).
 inline PoolGeometry stridedGeometry(const Shape& inputShape, const Shape& outputShape,
                                     const cpu::Pool2dParams& params) {
-  const auto& [kernel, stride, padding, ceilMode] = params;
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], kernel[0],
-          kernel[1],     stride[0],     stride[1],      padding[0],     padding[1]};
+  const auto& [kernel, stride, padding, ceilMode, paddingEndOption] = params;
+  const std::array<int64_t, 2> paddingEnd = params.end();
+  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3],
+          kernel[0],     kernel[1],     stride[0],      stride[1],
+          padding[0],    padding[1],    paddingEnd[0],  paddingEnd[1]};
 }
 
 inline PoolGeometry adaptiveGeometry(const Shape& inputShape, const Shape& outputShape) {
-  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0};
+  return {inputShape[2], inputShape[3], outputShape[2], outputShape[3], 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
-// Window i of a strided pooling along one axis.
+// Window i of a strided pooling along one axis, `padding` before the input and `paddingEnd`
+// after it.
 IMERGE_HOST_DEVICE inline AxisWindow strideWindow(int64_t i, int64_t inputSize, int64_t kernel,
                                                   int64_t stride, int64_t padding,
-                                                  bool countIncludePad) {
+                                                  int64_t paddingEnd, bool countIncludePad) {
   int64_t start = i * stride - padding;
-  int64_t end = minIndex(start + kernel, inputSize + padding);
+  int64_t end = minIndex(start + kernel, inputSize + paddingEnd);
   const int64_t paddedCount = end - start;
   start = maxIndex(start, 0);
   end = minIndex(end, inputSize);
@@ -135,10 +141,10 @@ IMERGE_HOST_DEVICE inline OutputRange adaptiveOutputsContaining(int64_t h, int64
 // (no window starts in the right padding) guarantee at least one input element.
 IMERGE_HOST_DEVICE inline MaxAndIndex maxPoolOutput(const float* plane, const PoolGeometry& g,
                                                     int64_t oh, int64_t ow) {
-  const AxisWindow rows =
-      strideWindow(oh, g.height, g.kernelHeight, g.strideHeight, g.paddingHeight, false);
-  const AxisWindow columns =
-      strideWindow(ow, g.width, g.kernelWidth, g.strideWidth, g.paddingWidth, false);
+  const AxisWindow rows = strideWindow(oh, g.height, g.kernelHeight, g.strideHeight,
+                                       g.paddingHeight, g.paddingEndHeight, false);
+  const AxisWindow columns = strideWindow(ow, g.width, g.kernelWidth, g.strideWidth, g.paddingWidth,
+                                          g.paddingEndWidth, false);
   int64_t bestIndex = rows.start * g.width + columns.start;
   float best = plane[bestIndex];
   for (int64_t h = rows.start; h < rows.end; ++h) {
@@ -166,10 +172,11 @@ IMERGE_HOST_DEVICE inline float windowAverage(const float* plane, int64_t width,
 
 IMERGE_HOST_DEVICE inline float avgPoolOutput(const float* plane, const PoolGeometry& g,
                                               bool countIncludePad, int64_t oh, int64_t ow) {
-  return windowAverage(
-      plane, g.width,
-      strideWindow(oh, g.height, g.kernelHeight, g.strideHeight, g.paddingHeight, countIncludePad),
-      strideWindow(ow, g.width, g.kernelWidth, g.strideWidth, g.paddingWidth, countIncludePad));
+  return windowAverage(plane, g.width,
+                       strideWindow(oh, g.height, g.kernelHeight, g.strideHeight, g.paddingHeight,
+                                    g.paddingEndHeight, countIncludePad),
+                       strideWindow(ow, g.width, g.kernelWidth, g.strideWidth, g.paddingWidth,
+                                    g.paddingEndWidth, countIncludePad));
 }
 
 IMERGE_HOST_DEVICE inline float adaptiveAvgPoolOutput(const float* plane, const PoolGeometry& g,
@@ -209,13 +216,13 @@ IMERGE_HOST_DEVICE inline float avgPoolGradInput(const float* gradOutput, const 
       stridedOutputsContaining(w, g.outWidth, g.kernelWidth, g.strideWidth, g.paddingWidth);
   float sum = 0.0f;
   for (int64_t oh = rows.first; oh <= rows.last; ++oh) {
-    const int64_t rowCount =
-        strideWindow(oh, g.height, g.kernelHeight, g.strideHeight, g.paddingHeight, countIncludePad)
-            .count;
+    const int64_t rowCount = strideWindow(oh, g.height, g.kernelHeight, g.strideHeight,
+                                          g.paddingHeight, g.paddingEndHeight, countIncludePad)
+                                 .count;
     for (int64_t ow = columns.first; ow <= columns.last; ++ow) {
-      const int64_t columnCount =
-          strideWindow(ow, g.width, g.kernelWidth, g.strideWidth, g.paddingWidth, countIncludePad)
-              .count;
+      const int64_t columnCount = strideWindow(ow, g.width, g.kernelWidth, g.strideWidth,
+                                               g.paddingWidth, g.paddingEndWidth, countIncludePad)
+                                      .count;
       const int64_t divisor = rowCount * columnCount;
       if (divisor > 0) sum += gradOutput[oh * g.outWidth + ow] / static_cast<float>(divisor);
     }

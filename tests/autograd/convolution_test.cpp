@@ -95,6 +95,14 @@ Conv2dOptions makeOptions(std::array<int64_t, 2> stride, std::array<int64_t, 2> 
   return options;
 }
 
+// Padding `padding` before and `paddingEnd` after the input, stride `stride`.
+Conv2dOptions withPaddingEnd(std::array<int64_t, 2> stride, std::array<int64_t, 2> padding,
+                             std::array<int64_t, 2> paddingEnd) {
+  Conv2dOptions options = makeOptions(stride, padding, {1, 1}, 1);
+  options.paddingEnd = paddingEnd;
+  return options;
+}
+
 const GradCase kGradCases[] = {
     {"Plain3x3", {2, 3, 5, 5}, {4, 3, 3, 3}, makeOptions({1, 1}, {0, 0}, {1, 1}, 1), true},
     {"Stride2Pad1", {1, 2, 6, 6}, {3, 2, 3, 3}, makeOptions({2, 2}, {1, 1}, {1, 1}, 1), true},
@@ -105,6 +113,9 @@ const GradCase kGradCases[] = {
     {"OneByOne", {2, 5, 3, 3}, {4, 5, 1, 1}, makeOptions({1, 1}, {0, 0}, {1, 1}, 1), true},
     {"Stem7x7", {1, 2, 8, 8}, {2, 2, 7, 7}, makeOptions({2, 2}, {3, 3}, {1, 1}, 1), true},
     {"NonSquare", {1, 2, 6, 7}, {3, 2, 3, 2}, makeOptions({2, 1}, {1, 0}, {1, 2}, 1), true},
+    {"PadEndOnly", {1, 2, 5, 5}, {3, 2, 3, 3}, withPaddingEnd({1, 1}, {0, 0}, {1, 2}), true},
+    {"PadMixedStride2", {1, 2, 7, 6}, {3, 2, 3, 3}, withPaddingEnd({2, 2}, {1, 0}, {0, 1}), true},
+    {"PadSameUpper4x4", {1, 2, 5, 5}, {2, 2, 4, 4}, withPaddingEnd({1, 1}, {1, 1}, {2, 2}), false},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvGradCheckTest,
@@ -170,8 +181,9 @@ class ConvTorchTest : public ::testing::TestWithParam<std::tuple<std::string, Co
 void expectCaseMatchesTorch(const std::string& caseName) {
   const auto reference = loadReferenceCase(kReference, caseName);
   const auto& json = reference.options();
-  const Conv2dOptions options = makeOptions(pair(json.at("stride")), pair(json.at("padding")),
-                                            pair(json.at("dilation")), json.at("groups"));
+  Conv2dOptions options = makeOptions(pair(json.at("stride")), pair(json.at("padding")),
+                                      pair(json.at("dilation")), json.at("groups"));
+  if (json.contains("padding_end")) options.paddingEnd = pair(json.at("padding_end"));
   const bool hasBias = json.at("bias").get<bool>();
 
   Variable input(reference.tensor("input"), true);
@@ -214,11 +226,55 @@ INSTANTIATE_TEST_SUITE_P(
                                          "conv_dilation2", "conv_groups2", "conv_depthwise",
                                          "conv_depthwise_multiplier2", "conv_no_bias", "conv_1x1",
                                          "conv_stem_7x7_s2_p3", "conv_non_square",
-                                         "conv_wide_channels"),
+                                         "conv_wide_channels", "conv_pad_end_only",
+                                         "conv_pad_mixed_stride2", "conv_pad_same_upper_4x4",
+                                         "conv_pad_mixed_dilation_groups", "conv_pad_mixed_3x3"),
                        ::testing::Values(ConvLayout::Blocked, ConvLayout::Plain)),
     [](const auto& info) {
       return std::get<0>(info.param) + "_" + layoutName(std::get<1>(info.param));
     });
+
+// Asymmetric padding is not Winograd's: forced onto it, the 3x3 stride-1 case still runs on
+// oneDNN with the right padding (Winograd's tiling pads every side alike).
+TEST(Conv2dAsymmetricPadding, WinogradLeavesItToOneDnn) {
+  AlgorithmScope scope(cpu::ConvAlgorithm::Winograd);
+  const auto reference = loadReferenceCase(kReference, "conv_pad_mixed_3x3");
+  Conv2dParams params;
+  params.padding = pair(reference.options().at("padding"));
+  ASSERT_TRUE(cpu::winogradApplies(reference.tensor("weight").shape(), params));
+  params.paddingEnd = pair(reference.options().at("padding_end"));
+  EXPECT_FALSE(cpu::winogradApplies(reference.tensor("weight").shape(), params));
+  expectCaseMatchesTorch("conv_pad_mixed_3x3");
+}
+
+TEST(Conv2dAsymmetricPadding, PaddingEndEqualToPaddingIsTheSymmetricCall) {
+  Variable input(randomTensor({2, 3, 7, 6}, 30));
+  Variable weight(randomTensor({4, 3, 3, 3}, 31));
+  Variable bias(randomTensor({4}, 32));
+  const Conv2dOptions symmetric = makeOptions({2, 1}, {1, 2}, {1, 1}, 1);
+  Conv2dOptions explicitEnd = symmetric;
+  explicitEnd.paddingEnd = {{1, 2}};
+  EXPECT_EQ(conv2d(input, weight, bias, explicitEnd).tensor().toVector(),
+            conv2d(input, weight, bias, symmetric).tensor().toVector());
+}
+
+TEST(Conv2dAsymmetricPadding, OutputSizeCountsBothSidesAndNegativeEndsAreRefused) {
+  Variable input(Tensor::zeros({1, 1, 5, 5}));
+  Variable weight(Tensor::zeros({1, 1, 3, 3}));
+  // 5 + 0 + 2 - 3 + 1 = 5 rows; 5 + 1 + 0 - 3 + 1 = 4 columns.
+  EXPECT_EQ(conv2d(input, weight, Variable(), withPaddingEnd({1, 1}, {0, 1}, {2, 0})).shape(),
+            Shape({1, 1, 5, 4}));
+  expectContains(errorMessage([&] {
+                   conv2d(input, weight, Variable(), withPaddingEnd({1, 1}, {0, 0}, {0, -1}));
+                 }),
+                 "conv2d: padding end -1 must not be negative");
+  // Too small even with the padding: the message names both sides.
+  Variable tiny(Tensor::zeros({1, 1, 1, 1}));
+  expectContains(errorMessage([&] {
+                   conv2d(tiny, weight, Variable(), withPaddingEnd({1, 1}, {1, 0}, {0, 0}));
+                 }),
+                 "with padding 1 before and 0 after is smaller than the dilated kernel extent 3");
+}
 
 // ---- the backward entry points on their own -----------------------------------------------
 

@@ -118,6 +118,28 @@ TEST(DeviceDispatch, ElementwiseLinearLossAndSgdAskTheirDevice) {
   expectCudaPath([&] { sgd.stepParameter(0, onFakeGpu({3}), 0.1f); }, "sgdUpdate");
 }
 
+TEST(DeviceDispatch, BroadcastingLogSoftmaxAndCrossEntropyAskTheirDevice) {
+  Variable a(onFakeGpu({2, 3}));
+  Variable row(onFakeGpu({3}));
+  // Equal shapes take the plain kernel; only different ones the broadcasting one.
+  expectCudaPath([&] { add(a, a); }, "add");
+  expectCudaPath([&] { add(a, row); }, "broadcastBinary");
+  expectCudaPath([&] { mul(row, a); }, "broadcastBinary");
+  expectCudaPath([&] { sub(a, row); }, "broadcastBinary");
+  // Shapes that cannot broadcast are refused before any device is asked, in the same words.
+  expectContains(errorMessage([&] { add(a, Variable(onFakeGpu({4}))); }),
+                 "add: the size of tensor a (3) must match the size of tensor b (4)");
+  expectCudaPath([&] { logSoftmax(a, -1); }, "logSoftmaxForward");
+  const Tensor labels = Tensor::fromVector(std::vector<int64_t>{1, 2}, {2}).to(fakeGpu());
+  // The default options take the fused kernel; any other option logSoftmax first.
+  expectCudaPath([&] { crossEntropy(a, labels); }, "softmaxCrossEntropyForward");
+  CrossEntropyOptions summed;
+  summed.reduction = Reduction::Sum;
+  expectCudaPath([&] { crossEntropy(a, labels, summed); }, "logSoftmaxForward");
+  const Tensor ignoring = Tensor::fromVector(std::vector<int64_t>{1, -100}, {2}).to(fakeGpu());
+  expectCudaPath([&] { crossEntropy(a, ignoring); }, "logSoftmaxForward");
+}
+
 TEST(DeviceDispatch, TheCpuDeviceNamesTheCpuBackend) {
   EXPECT_EQ(&cpuDevice().backend(), &cpuBackend());
   const Tensor t = Tensor::full({2}, 1.0f);

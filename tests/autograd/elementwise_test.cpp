@@ -1,15 +1,21 @@
 // Elementwise, reduction, shape and dropout ops: forward values, finite-difference gradients,
-// views, dropout's statistics and determinism, and the messages bad inputs get.
+// broadcasting against PyTorch (tests/reference/torch_elementwise.py), views, dropout's
+// statistics and determinism, and the messages bad inputs get.
 #include "autograd/ops/elementwise.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "autograd/grad_mode.h"
+#include "core/broadcast.h"
+#include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
+#include "support/reference_data.h"
 #include "support/tensor_builders.h"
 
 namespace imerge {
@@ -173,6 +179,145 @@ TEST(ElementwiseGradient, Composite) {
       {.epsilon = 1e-3f, .rtol = 2e-2f, .atol = 2e-3f});
 }
 
+// ---- broadcasting ---------------------------------------------------------------------------
+
+Variable binaryOp(const std::string& op, const Variable& a, const Variable& b) {
+  if (op == "add") return autograd::add(a, b);
+  if (op == "sub") return autograd::sub(a, b);
+  return autograd::mul(a, b);
+}
+
+class BroadcastReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BroadcastReference, ForwardAndBackwardMatchPyTorch) {
+  const testing::ReferenceCase reference =
+      testing::loadReferenceCase("elementwise.json", GetParam());
+  Variable a(reference.tensor("a"), true);
+  Variable b(reference.tensor("b"), true);
+  ASSERT_NE(a.shape(), b.shape()) << "a broadcasting case";
+  Variable out = binaryOp(reference.options().at("op").get<std::string>(), a, b);
+  testing::expectAllClose(out.tensor(), reference.tensor("output"), 1e-5f, 1e-6f, "output");
+  out.backward(reference.tensor("grad_output"));
+  // The gradients have their inputs' shapes: summed over what broadcasting stretched.
+  testing::expectAllClose(a.grad(), reference.tensor("grad_a"), 1e-5f, 1e-6f, "grad_a");
+  testing::expectAllClose(b.grad(), reference.tensor("grad_b"), 1e-5f, 1e-6f, "grad_b");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BroadcastReference,
+                         ::testing::Values("add_row", "add_bias_nchw", "add_smaller_first",
+                                           "add_both_stretch", "sub_outer", "sub_scalar_like",
+                                           "sub_middle", "mul_column", "mul_both_stretch",
+                                           "mul_rank4"),
+                         [](const auto& info) { return info.param; });
+
+TEST(Broadcast, ShapesFollowNumPysRules) {
+  EXPECT_EQ(broadcastShapes("t", {4, 1, 3}, {5, 1}), Shape({4, 5, 3}));
+  EXPECT_EQ(broadcastShapes("t", {3}, {2, 3}), Shape({2, 3}));
+  EXPECT_EQ(broadcastShapes("t", {2, 1}, {1, 3}), Shape({2, 3}));
+  EXPECT_EQ(broadcastShapes("t", {1}, {2, 0}), Shape({2, 0}));
+  EXPECT_EQ(broadcastShapes("t", {}, {2, 3}), Shape({2, 3}));
+  EXPECT_EQ(broadcastStrides({3, 1}, {2, 3, 4}), (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(broadcastStrides({2, 3, 4}, {2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_TRUE(broadcastsTo({3, 1}, {2, 3, 4}));
+  EXPECT_FALSE(broadcastsTo({2, 3, 4}, {3, 4}));
+  EXPECT_FALSE(broadcastsTo({3, 2}, {3, 4}));
+}
+
+TEST(Broadcast, ValuesAreTheStretchedOperands) {
+  // [2, 1] op [3]: row i, column j combines a[i] with b[j].
+  Variable a(floats({10, 20}, {2, 1}));
+  Variable b(floats({1, 2, 3}, {3}));
+  EXPECT_EQ(autograd::add(a, b).shape(), Shape({2, 3}));
+  EXPECT_EQ(autograd::add(a, b).tensor().toVector(), (std::vector<float>{11, 12, 13, 21, 22, 23}));
+  EXPECT_EQ(autograd::sub(b, a).tensor().toVector(),
+            (std::vector<float>{-9, -8, -7, -19, -18, -17}));
+  EXPECT_EQ(autograd::mul(a, b).tensor().toVector(), (std::vector<float>{10, 20, 30, 20, 40, 60}));
+}
+
+TEST(Broadcast, GradientsAreSummedOverTheStretchedDimensions) {
+  Variable a(floats({10, 20}, {2, 1}), true);
+  Variable b(floats({1, 2, 3}, {3}), true);
+  autograd::sum(autograd::mul(a, b)).backward();
+  EXPECT_EQ(a.grad().shape(), Shape({2, 1}));
+  EXPECT_EQ(a.grad().toVector(), (std::vector<float>{6, 6}));  // sum of b, per row
+  EXPECT_EQ(b.grad().shape(), Shape({3}));
+  EXPECT_EQ(b.grad().toVector(), (std::vector<float>{30, 30, 30}));  // sum of a, per column
+}
+
+struct BroadcastGradCase {
+  const char* name;
+  const char* op;
+  Shape a, b;
+};
+
+void PrintTo(const BroadcastGradCase& c, std::ostream* out) {
+  *out << c.name;
+}
+
+class BroadcastGradCheck : public ::testing::TestWithParam<BroadcastGradCase> {};
+
+TEST_P(BroadcastGradCheck, MatchesFiniteDifferences) {
+  const BroadcastGradCase& c = GetParam();
+  expectGradientsMatchFiniteDifferences(
+      [&](const auto& in) { return binaryOp(c.op, in[0], in[1]); },
+      {param(c.a, 40), param(c.b, 41)});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BroadcastGradCheck,
+    ::testing::Values(BroadcastGradCase{"add_row", "add", {3, 4}, {4}},
+                      BroadcastGradCase{"add_first_stretched", "add", {1, 4}, {3, 1, 4}},
+                      BroadcastGradCase{"sub_both", "sub", {3, 1}, {1, 4}},
+                      BroadcastGradCase{"sub_bias", "sub", {2, 3, 2, 2}, {1, 3, 1, 1}},
+                      BroadcastGradCase{"mul_column", "mul", {3, 4}, {3, 1}},
+                      BroadcastGradCase{"mul_both", "mul", {2, 1, 3}, {4, 1}},
+                      BroadcastGradCase{"mul_scalar_like", "mul", {1}, {2, 3}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Broadcast, LargeTensorsTakeTheParallelPathAndAgreeWithALoop) {
+  // [64, 40, 30] * [40, 1]: 76800 outputs, past the OpenMP threshold.
+  const Tensor aValues = randomTensor({64, 40, 30}, 50);
+  const Tensor bValues = randomTensor({40, 1}, 51);
+  Variable a(aValues, true);
+  Variable b(bValues, true);
+  Variable out = autograd::mul(a, b);
+  const Tensor gradOutput = randomTensor({64, 40, 30}, 52);
+  out.backward(gradOutput);
+  const float* x = aValues.data<float>();
+  const float* y = bValues.data<float>();
+  const float* g = gradOutput.data<float>();
+  std::vector<float> expected(64 * 40 * 30), expectedGradA(64 * 40 * 30);
+  std::vector<double> gradB(40, 0.0);
+  for (int64_t i = 0; i < 64; ++i) {
+    for (int64_t j = 0; j < 40; ++j) {
+      for (int64_t k = 0; k < 30; ++k) {
+        const int64_t at = (i * 40 + j) * 30 + k;
+        expected[at] = x[at] * y[j];
+        expectedGradA[at] = g[at] * y[j];
+        gradB[j] += static_cast<double>(g[at]) * x[at];
+      }
+    }
+  }
+  const std::vector<float> expectedGradB(gradB.begin(), gradB.end());
+  EXPECT_TRUE(testing::allClose(std::span(out.tensor().data<float>(), expected.size()), expected,
+                                0.0, 0.0, "output"));
+  EXPECT_TRUE(testing::allClose(std::span(a.grad().data<float>(), expectedGradA.size()),
+                                expectedGradA, 0.0, 0.0, "grad a"));
+  EXPECT_TRUE(testing::allClose(std::span(b.grad().data<float>(), expectedGradB.size()),
+                                expectedGradB, 1e-5, 1e-5, "grad b"));
+}
+
+TEST(Broadcast, EqualShapesReturnTheGradientUnreduced) {
+  // The same-shape path: the output's gradient passes to add's inputs as it is.
+  Variable a(randomTensor({3, 4}, 53), true);
+  Variable b(randomTensor({3, 4}, 54), true);
+  Variable out = autograd::add(a, b);
+  const Tensor gradOutput = randomTensor({3, 4}, 55);
+  out.backward(gradOutput);
+  EXPECT_EQ(a.grad().toVector(), gradOutput.toVector());
+  EXPECT_EQ(b.grad().toVector(), gradOutput.toVector());
+}
+
 // ---- shape ops ----------------------------------------------------------------------------
 
 TEST(Reshape, IsAViewThatSharesStorage) {
@@ -303,15 +448,24 @@ TEST(Dropout, RejectsProbabilityOutsideZeroOne) {
 
 // ---- bad inputs -----------------------------------------------------------------------------
 
-TEST(ElementwiseErrors, BinaryOpsNameTheOpAndBothShapes) {
+TEST(ElementwiseErrors, ShapesThatDoNotBroadcastNameTheOpBothSizesAndBothShapes) {
+  // PyTorch: "The size of tensor a (3) must match the size of tensor b (4) at non-singleton
+  // dimension 1", the dimension counted in the broadcast result.
   Variable a(Tensor::zeros({2, 3}), true);
-  Variable b(Tensor::zeros({3, 2}), true);
+  Variable b(Tensor::zeros({4}), true);
   expectContains(errorMessage([&] { autograd::add(a, b); }),
-                 "add: shapes differ: float32[2, 3] and float32[3, 2]");
-  expectContains(errorMessage([&] { autograd::sub(a, b); }),
-                 "sub: shapes differ: float32[2, 3] and float32[3, 2]");
-  expectContains(errorMessage([&] { autograd::mul(a, b); }),
-                 "mul: shapes differ: float32[2, 3] and float32[3, 2]");
+                 "add: the size of tensor a (3) must match the size of tensor b (4) at "
+                 "non-singleton dimension 1 (shapes [2, 3] and [4])");
+  Variable c(Tensor::zeros({3, 2}), true);
+  expectContains(errorMessage([&] { autograd::sub(a, c); }),
+                 "sub: the size of tensor a (3) must match the size of tensor b (2) at "
+                 "non-singleton dimension 1 (shapes [2, 3] and [3, 2])");
+  // A leading dimension of b that a lacks counts from b's start: [5, 2, 1] with [3, 3].
+  Variable d(Tensor::zeros({5, 2, 1}), true);
+  Variable e(Tensor::zeros({3, 3}), true);
+  expectContains(errorMessage([&] { autograd::mul(d, e); }),
+                 "mul: the size of tensor a (2) must match the size of tensor b (3) at "
+                 "non-singleton dimension 1 (shapes [5, 2, 1] and [3, 3])");
 }
 
 TEST(ElementwiseErrors, NonFloatInputsNameTheOpAndDType) {

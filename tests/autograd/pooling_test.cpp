@@ -50,8 +50,20 @@ Pool2dOptions optionsOf(const testing::ReferenceCase& reference) {
   auto pair = [&](const char* key) {
     return std::array<int64_t, 2>{json[key][0].get<int64_t>(), json[key][1].get<int64_t>()};
   };
-  return pool(pair("kernel"), pair("stride"), pair("padding"), json["ceil_mode"].get<bool>(),
-              json["count_include_pad"].get<bool>());
+  Pool2dOptions options =
+      pool(pair("kernel"), pair("stride"), pair("padding"), json["ceil_mode"].get<bool>(),
+           json["count_include_pad"].get<bool>());
+  if (json.contains("padding_end")) options.paddingEnd = pair("padding_end");
+  return options;
+}
+
+// `padding` before the input and `paddingEnd` after it.
+Pool2dOptions padded(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                     std::array<int64_t, 2> padding, std::array<int64_t, 2> paddingEnd,
+                     bool ceilMode = false, bool countIncludePad = true) {
+  Pool2dOptions options = pool(kernel, stride, padding, ceilMode, countIncludePad);
+  options.paddingEnd = paddingEnd;
+  return options;
 }
 
 // Runs `op` on the case's input, seeds backward with its grad_output and compares both ways.
@@ -98,6 +110,17 @@ TEST(PooledSize, FollowsPyTorchIncludingCeilMode) {
   EXPECT_EQ(cpu::pooledSize(6, 3, 2, 1, true), 4);
 }
 
+TEST(PooledSize, AsymmetricPaddingAddsBothSidesAndCeilModeStopsAtTheInputAndItsBegin) {
+  EXPECT_EQ(cpu::pooledSize(7, 3, 2, 0, 1, false), 3);  // (7 + 0 + 1 - 3) / 2 + 1
+  EXPECT_EQ(cpu::pooledSize(7, 3, 2, 1, 0, false), 3);
+  EXPECT_EQ(cpu::pooledSize(6, 3, 2, 0, 0, false), 2);
+  EXPECT_EQ(cpu::pooledSize(6, 3, 2, 0, 1, false), 3);  // one row after completes a window
+  // Ceil mode would add a window starting at 4 = 4 + 0: in the end padding alone, so dropped
+  // (PyTorch's pooling_output_shape_pad_lr).
+  EXPECT_EQ(cpu::pooledSize(4, 2, 2, 0, 1, true), 2);
+  EXPECT_EQ(cpu::pooledSize(9, 3, 2, 1, 1, true), cpu::pooledSize(9, 3, 2, 1, true));
+}
+
 // ---- finite differences ----------------------------------------------------------------------
 
 TEST(MaxPool2d, GradientMatchesFiniteDifferences) {
@@ -120,6 +143,31 @@ TEST(AvgPool2d, GradientMatchesFiniteDifferences) {
     expectGradientsMatchFiniteDifferences(
         [&](const std::vector<Variable>& in) { return autograd::avgPool2d(in[0], options); },
         {input});
+  }
+}
+
+TEST(MaxPool2d, AsymmetricPaddingGradientMatchesFiniteDifferences) {
+  for (const Pool2dOptions& options :
+       {padded({3, 3}, {2, 2}, {0, 0}, {1, 1}), padded({3, 2}, {2, 1}, {1, 0}, {0, 1}),
+        padded({3, 4}, {2, 3}, {1, 2}, {0, 1}, true)}) {
+    Variable input(distinctValues({2, 2, 7, 7}, 14), true);
+    expectGradientsMatchFiniteDifferences(
+        [&](const std::vector<Variable>& in) { return autograd::maxPool2d(in[0], options); },
+        {input});
+  }
+}
+
+TEST(AvgPool2d, AsymmetricPaddingGradientMatchesFiniteDifferences) {
+  for (bool countIncludePad : {true, false}) {
+    for (const Pool2dOptions& options :
+         {padded({3, 3}, {2, 2}, {0, 1}, {1, 0}, false, countIncludePad),
+          padded({2, 3}, {2, 2}, {1, 0}, {0, 1}, true, countIncludePad),
+          padded({3, 2}, {1, 2}, {1, 1}, {0, 1}, true, countIncludePad)}) {
+      Variable input(testing::randomTensor({2, 2, 6, 7}, 15), true);
+      expectGradientsMatchFiniteDifferences(
+          [&](const std::vector<Variable>& in) { return autograd::avgPool2d(in[0], options); },
+          {input});
+    }
   }
 }
 
@@ -167,6 +215,76 @@ TEST(AvgPool2d, MatchesTorchCeilModeIncludePad) {
 }
 TEST(AvgPool2d, MatchesTorchCeilModeExcludePad) {
   expectAvgPoolMatchesTorch("avgpool_3x3_s2_p1_ceil_exclude");
+}
+
+// Asymmetric padding: PyTorch pads with F.pad first (tests/reference/torch_pool_norm.py).
+class PaddedPoolTorch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PaddedPoolTorch, MatchesTorchOnAPaddedInput) {
+  const std::string& name = GetParam();
+  if (name.rfind("maxpool", 0) == 0) {
+    expectMaxPoolMatchesTorch(name);
+  } else {
+    expectAvgPoolMatchesTorch(name);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, PaddedPoolTorch,
+                         ::testing::Values("maxpool_pad_end_only", "maxpool_pad_begin_only",
+                                           "maxpool_pad_mixed_ceil", "avgpool_pad_mixed_include",
+                                           "avgpool_pad_mixed_exclude",
+                                           "avgpool_pad_end_ceil_include",
+                                           "avgpool_pad_end_ceil_exclude"),
+                         [](const auto& info) { return info.param; });
+
+// By hand: one row [1 2 3 4 5], windows 1x3, stride 2, no padding before, one column after,
+// ceil mode. The windows are columns [0, 3), [2, 5) and [4, 7), the last holding input 4, end
+// padding 5 and the extra column 6 that ceil mode adds. Counting padding, its divisor stops at
+// the real end padding: 2, not 3 (nor 1).
+TEST(AvgPool2d, AsymmetricPaddingCountsTheRealPaddingByHand) {
+  Variable input(Tensor::fromVector(std::vector<float>{1, 2, 3, 4, 5}, {1, 1, 1, 5}), true);
+  const Pool2dOptions include = padded({1, 3}, {1, 2}, {0, 0}, {0, 1}, true, true);
+  EXPECT_EQ(autograd::avgPool2d(input, include).tensor().toVector(),
+            (std::vector<float>{2, 4, 2.5f}));
+  const Pool2dOptions exclude = padded({1, 3}, {1, 2}, {0, 0}, {0, 1}, true, false);
+  EXPECT_EQ(autograd::avgPool2d(input, exclude).tensor().toVector(), (std::vector<float>{2, 4, 5}));
+  // Without ceil mode the last window does not exist.
+  EXPECT_EQ(autograd::avgPool2d(input, padded({1, 3}, {1, 2}, {0, 0}, {0, 1})).shape(),
+            Shape({1, 1, 1, 2}));
+  // Padding before, none after: [1 2 3 / 4 5 6], kernel 2x2, stride 2, one column before. The
+  // windows are columns [-1, 1) and [1, 3): (1 + 4) / 4 and (2 + 3 + 5 + 6) / 4 counting the
+  // padding, (1 + 4) / 2 and 16 / 4 not.
+  Variable grid(Tensor::fromVector(std::vector<float>{1, 2, 3, 4, 5, 6}, {1, 1, 2, 3}), true);
+  EXPECT_EQ(autograd::avgPool2d(grid, padded({2, 2}, {2, 2}, {0, 1}, {0, 0})).tensor().toVector(),
+            (std::vector<float>{1.25f, 4}));
+  Variable gridOutput =
+      autograd::avgPool2d(grid, padded({2, 2}, {2, 2}, {0, 1}, {0, 0}, false, false));
+  EXPECT_EQ(gridOutput.tensor().toVector(), (std::vector<float>{2.5f, 4}));
+  // Each input's gradient is 1 / its window's divisor.
+  gridOutput.backward(Tensor::full({1, 1, 1, 2}, 1.0f));
+  EXPECT_EQ(grid.grad().toVector(), (std::vector<float>{0.5f, 0.25f, 0.25f, 0.5f, 0.25f, 0.25f}));
+}
+
+TEST(Pool2d, PaddingEndEqualToPaddingIsTheSymmetricCall) {
+  const Tensor values = distinctValues({2, 3, 7, 8}, 16);
+  const Pool2dOptions symmetric = pool({3, 3}, {2, 2}, {1, 1}, true);
+  const Pool2dOptions explicitEnd = padded({3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+  EXPECT_EQ(autograd::maxPool2d(Variable(values), explicitEnd).tensor().toVector(),
+            autograd::maxPool2d(Variable(values), symmetric).tensor().toVector());
+  EXPECT_EQ(autograd::avgPool2d(Variable(values), explicitEnd).tensor().toVector(),
+            autograd::avgPool2d(Variable(values), symmetric).tensor().toVector());
+}
+
+TEST(MaxPool2d, RejectsPaddingEndOverHalfTheKernel) {
+  Variable input(Tensor::zeros({1, 1, 6, 6}));
+  expectContains(errorMessage([&] {
+                   autograd::maxPool2d(input, padded({3, 3}, {2, 2}, {0, 0}, {2, 0}));
+                 }),
+                 "maxPool2d: padding end 2x0 must be non-negative and at most half of kernel 3x3");
+  expectContains(errorMessage([&] {
+                   autograd::avgPool2d(input, padded({3, 3}, {2, 2}, {0, 0}, {0, -1}));
+                 }),
+                 "avgPool2d: padding end 0x-1 must be non-negative");
 }
 
 TEST(AdaptiveAvgPool2d, MatchesTorchGlobal) {

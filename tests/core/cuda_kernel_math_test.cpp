@@ -141,29 +141,35 @@ Shape pooledShapeOf(const PoolCase& c) {
 // The gather ranges name exactly the windows that hold each input row, brute force over many
 // geometries (including every window being non-empty, which the max relies on).
 TEST(CudaPoolingMath, GatherRangesAreExactlyTheWindowsHoldingARow) {
+  int64_t asymmetric = 0;  // geometries with paddingEnd != padding: the loop must reach some
   for (int64_t input = 1; input <= 11; ++input) {
     for (int64_t kernel = 1; kernel <= 5; ++kernel) {
       for (int64_t stride = 1; stride <= 4; ++stride) {
         for (int64_t padding = 0; 2 * padding <= kernel; ++padding) {
-          if (kernel > input + 2 * padding) continue;
-          for (bool ceil : {false, true}) {
-            const int64_t outputs = cpu::pooledSize(input, kernel, stride, padding, ceil);
-            for (int64_t o = 0; o < outputs; ++o) {
-              const auto window =
-                  cuda::pooling::strideWindow(o, input, kernel, stride, padding, false);
-              ASSERT_LT(window.start, window.end) << "empty window " << o;
-            }
-            for (int64_t h = 0; h < input; ++h) {
-              const auto range =
-                  cuda::pooling::stridedOutputsContaining(h, outputs, kernel, stride, padding);
+          for (int64_t paddingEnd = 0; 2 * paddingEnd <= kernel; ++paddingEnd) {
+            if (kernel > input + padding + paddingEnd) continue;
+            if (paddingEnd != padding) ++asymmetric;
+            for (bool ceil : {false, true}) {
+              const int64_t outputs =
+                  cpu::pooledSize(input, kernel, stride, padding, paddingEnd, ceil);
               for (int64_t o = 0; o < outputs; ++o) {
-                const auto window =
-                    cuda::pooling::strideWindow(o, input, kernel, stride, padding, false);
-                const bool holds = window.start <= h && h < window.end;
-                const bool named = range.first <= o && o <= range.last;
-                ASSERT_EQ(holds, named) << "input " << input << " kernel " << kernel << " stride "
-                                        << stride << " padding " << padding << " ceil " << ceil
-                                        << ": row " << h << ", window " << o;
+                const auto window = cuda::pooling::strideWindow(o, input, kernel, stride, padding,
+                                                                paddingEnd, false);
+                ASSERT_LT(window.start, window.end) << "empty window " << o;
+              }
+              for (int64_t h = 0; h < input; ++h) {
+                const auto range =
+                    cuda::pooling::stridedOutputsContaining(h, outputs, kernel, stride, padding);
+                for (int64_t o = 0; o < outputs; ++o) {
+                  const auto window = cuda::pooling::strideWindow(o, input, kernel, stride, padding,
+                                                                  paddingEnd, false);
+                  const bool holds = window.start <= h && h < window.end;
+                  const bool named = range.first <= o && o <= range.last;
+                  ASSERT_EQ(holds, named)
+                      << "input " << input << " kernel " << kernel << " stride " << stride
+                      << " padding " << padding << " end " << paddingEnd << " ceil " << ceil
+                      << ": row " << h << ", window " << o;
+                }
               }
             }
           }
@@ -171,6 +177,7 @@ TEST(CudaPoolingMath, GatherRangesAreExactlyTheWindowsHoldingARow) {
       }
     }
   }
+  EXPECT_GT(asymmetric, 100);
   for (int64_t input = 1; input <= 20; ++input) {
     for (int64_t outputs = 1; outputs <= 20; ++outputs) {
       for (int64_t h = 0; h < input; ++h) {

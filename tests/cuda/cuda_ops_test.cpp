@@ -144,6 +144,40 @@ TEST(CudaSoftmaxCrossEntropy, MatchesTheCpu) {
                           "label 0 is 300");
 }
 
+// The op variants CUDA does not have yet refuse, naming the op and the device, instead of
+// computing something wrong; crossEntropy with its default options takes the fused kernels and
+// agrees with the CPU.
+TEST(CudaNotYetImplemented, BroadcastingLogSoftmaxCrossEntropyOptionsAndAsymmetricConvRefuse) {
+  SKIP_WITHOUT_GPU();
+  CudaDevice& gpu = cudaDevice();
+  autograd::Variable matrix(randomTensor({4, 3}, 20).to(gpu));
+  autograd::Variable row(randomTensor({3}, 21).to(gpu));
+  testing::expectContains(testing::errorMessage([&] { autograd::add(matrix, row); }),
+                          "broadcasting add/sub/mul: not implemented on CUDA yet");
+  testing::expectContains(testing::errorMessage([&] { autograd::logSoftmax(matrix, 1); }),
+                          "logSoftmax: not implemented on CUDA yet");
+  const Tensor labels = Tensor::fromVector(std::vector<int64_t>{0, 2, 1, 1}, {4});
+  autograd::CrossEntropyOptions smoothed;
+  smoothed.labelSmoothing = 0.1f;
+  testing::expectContains(
+      testing::errorMessage([&] { autograd::crossEntropy(matrix, labels.to(gpu), smoothed); }),
+      "not implemented on CUDA yet");
+  const float onGpu = autograd::crossEntropy(matrix, labels.to(gpu)).tensor().item();
+  const float onCpu =
+      autograd::crossEntropy(autograd::Variable(matrix.tensor().to(cpuDevice())), labels)
+          .tensor()
+          .item();
+  EXPECT_NEAR(onGpu, onCpu, 1e-5f);
+  autograd::Conv2dOptions asymmetric;
+  asymmetric.paddingEnd = {{1, 0}};
+  autograd::Variable images(randomTensor({1, 2, 5, 5}, 22).to(gpu));
+  autograd::Variable filters(randomTensor({3, 2, 3, 3}, 23).to(gpu));
+  testing::expectContains(testing::errorMessage([&] {
+                            autograd::conv2d(images, filters, autograd::Variable(), asymmetric);
+                          }),
+                          "is not implemented on CUDA (cuDNN pads symmetrically)");
+}
+
 // A small MLP: linear -> relu -> linear -> loss, then SGD with Nesterov momentum and weight
 // decay, for three steps on each device from the same weights; same parameters after. (Dropout
 // draws its masks differently on each device: tests/cuda/pooling_lrn_dropout_test.cpp.)

@@ -30,6 +30,27 @@ def conv_case(input_shape, weight_shape, stride=1, padding=0, dilation=1, groups
                                "dilation": pair(dilation), "groups": groups, "bias": bias})
 
 
+def padded_conv_case(input_shape, weight_shape, padding, padding_end, stride=1, dilation=1,
+                     groups=1):
+    """conv2d with `padding` before {top, left} and `padding_end` after {bottom, right} the input
+    (ONNX's pads), which F.conv2d cannot express: F.pad with zeros, then the convolution without
+    padding. The input's gradient flows back through the pad."""
+    x = torch.randn(*input_shape, requires_grad=True)
+    w = torch.randn(*weight_shape, requires_grad=True)
+    b = torch.randn(weight_shape[0], requires_grad=True)
+    pads = (padding[1], padding_end[1], padding[0], padding_end[0])  # F.pad: last dim first
+    out = F.conv2d(F.pad(x, pads), w, b, stride=stride, dilation=dilation, groups=groups)
+    grad_output = torch.randn_like(out)
+    out.backward(grad_output)
+    pair = lambda v: list(v) if isinstance(v, (tuple, list)) else [v, v]
+    return make_case({"input": x, "weight": w, "bias": b, "grad_output": grad_output,
+                      "output": out, "grad_input": x.grad, "grad_weight": w.grad,
+                      "grad_bias": b.grad},
+                     {"stride": pair(stride), "padding": list(padding),
+                      "padding_end": list(padding_end), "dilation": pair(dilation),
+                      "groups": groups, "bias": True})
+
+
 def linear_case(batch, in_features, out_features, bias=True):
     x = torch.randn(batch, in_features, requires_grad=True)
     w = torch.randn(out_features, in_features, requires_grad=True)
@@ -75,6 +96,16 @@ cases = {
     "linear_no_bias": linear_case(4, 6, 3, bias=False),
     "linear_wide": linear_case(4, 24, 17),
     "matmul": matmul_case(3, 4, 5),
+    # asymmetric padding: before {top, left}, after {bottom, right}
+    "conv_pad_end_only": padded_conv_case((2, 3, 6, 6), (4, 3, 3, 3), (0, 0), (1, 2)),
+    "conv_pad_mixed_stride2": padded_conv_case((1, 4, 7, 8), (5, 4, 3, 3), (1, 0), (0, 1),
+                                               stride=2),
+    # "same" padding of an even kernel, as TensorFlow/ONNX SAME_UPPER: 1 before, 2 after
+    "conv_pad_same_upper_4x4": padded_conv_case((1, 3, 6, 6), (4, 3, 4, 4), (1, 1), (2, 2)),
+    "conv_pad_mixed_dilation_groups": padded_conv_case((1, 4, 7, 7), (6, 2, 3, 3), (2, 0), (1, 3),
+                                                       dilation=2, groups=2),
+    # 3x3 stride 1: Winograd's shape, which it must leave to oneDNN (forced in the test)
+    "conv_pad_mixed_3x3": padded_conv_case((1, 8, 5, 5), (8, 8, 3, 3), (1, 1), (0, 2)),
 }
 
 write_reference("conv_linear", cases)

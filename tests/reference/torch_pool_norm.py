@@ -47,6 +47,37 @@ def pool_case(kind, shape, kernel, stride, padding, ceil_mode=False, count_inclu
                       "grad_input": grad_input}, options)
 
 
+def padded_pool_case(kind, shape, kernel, stride, padding, padding_end, ceil_mode=False,
+                     count_include_pad=True):
+    """Pooling with `padding` before and `padding_end` after the input, which PyTorch's pooling
+    cannot express: F.pad first (-inf for max, so padding never wins; zeros for average), then
+    the pooling without padding. Counting the padding, the average of the padded input divides
+    by the window as it lies in the padded input, both sides' padding included, which is ONNX's
+    count_include_pad. Not counting it, the average is the window's sum over the number of real
+    elements in it: the padded sums of the input over those of a tensor of ones."""
+    x = distinct(shape)
+    pads = (padding[1], padding_end[1], padding[0], padding_end[0])  # F.pad: last dim first
+    if kind == "max":
+        fn = lambda t: F.max_pool2d(F.pad(t, pads, value=float("-inf")), kernel, stride, 0,
+                                    ceil_mode=ceil_mode)
+    elif count_include_pad:
+        fn = lambda t: F.avg_pool2d(F.pad(t, pads), kernel, stride, 0, ceil_mode=ceil_mode,
+                                    count_include_pad=True)
+    else:
+        def fn(t):
+            sums = F.avg_pool2d(F.pad(t, pads), kernel, stride, 0, ceil_mode=ceil_mode,
+                                divisor_override=1)
+            counts = F.avg_pool2d(F.pad(torch.ones_like(t), pads), kernel, stride, 0,
+                                  ceil_mode=ceil_mode, divisor_override=1)
+            return sums / counts
+    out, grad_output, grad_input, _ = run_op(fn, x)
+    options = {"kernel": list(kernel), "stride": list(stride), "padding": list(padding),
+               "padding_end": list(padding_end), "ceil_mode": ceil_mode,
+               "count_include_pad": count_include_pad}
+    return make_case({"input": x, "output": out, "grad_output": grad_output,
+                      "grad_input": grad_input}, options)
+
+
 def adaptive_case(shape, output_size):
     x = distinct(shape)
     out, grad_output, grad_input, _ = run_op(lambda t: F.adaptive_avg_pool2d(t, output_size), x)
@@ -125,6 +156,20 @@ cases = {
     "lrn_size5_strong": lrn_case((2, 7, 3, 3), 5, 0.5, 0.75, 1.0, scale=1.5),
     "lrn_size4": lrn_case((2, 7, 3, 3), 4, 0.5, 0.75, 1.0, scale=1.5),
     "lrn_size2": lrn_case((2, 5, 3, 3), 2, 0.3, 0.6, 1.5, scale=1.5),
+    # asymmetric padding: padding before {top, left}, padding_end after {bottom, right}
+    "maxpool_pad_end_only": padded_pool_case("max", (1, 2, 7, 8), (3, 3), (2, 2), (0, 0), (1, 1)),
+    "maxpool_pad_begin_only": padded_pool_case("max", (2, 1, 6, 7), (2, 3), (2, 2), (1, 1), (0, 0)),
+    "maxpool_pad_mixed_ceil": padded_pool_case("max", (1, 2, 7, 9), (3, 4), (2, 3), (1, 2), (0, 1),
+                                               ceil_mode=True),
+    "avgpool_pad_mixed_include": padded_pool_case("avg", (1, 2, 7, 8), (3, 3), (2, 2), (0, 1),
+                                                  (1, 0)),
+    "avgpool_pad_mixed_exclude": padded_pool_case("avg", (1, 2, 7, 8), (3, 3), (2, 2), (0, 1),
+                                                  (1, 0), count_include_pad=False),
+    "avgpool_pad_end_ceil_include": padded_pool_case("avg", (2, 1, 6, 7), (3, 2), (2, 2), (1, 0),
+                                                     (0, 1), ceil_mode=True),
+    "avgpool_pad_end_ceil_exclude": padded_pool_case("avg", (2, 1, 6, 7), (3, 2), (2, 2), (1, 0),
+                                                     (0, 1), ceil_mode=True,
+                                                     count_include_pad=False),
 }
 
 write_reference("pool_norm", cases)

@@ -22,11 +22,15 @@ inline std::string describe(const PoolCase& c) {
   return shapeToString(c.input) + " k" + std::to_string(p.kernel[0]) + "x" +
          std::to_string(p.kernel[1]) + " s" + std::to_string(p.stride[0]) + "x" +
          std::to_string(p.stride[1]) + " p" + std::to_string(p.padding[0]) + "x" +
-         std::to_string(p.padding[1]) + (p.ceilMode ? " ceil" : "");
+         std::to_string(p.padding[1]) +
+         (p.symmetric() ? ""
+                        : " e" + std::to_string(p.end()[0]) + "x" + std::to_string(p.end()[1])) +
+         (p.ceilMode ? " ceil" : "");
 }
 
 // Small planes with odd and non-square sizes: stride > kernel, kernel > stride, padding, ceil
-// mode with its extra window kept and dropped and past the real padding, a 1 x 1 plane.
+// mode with its extra window kept and dropped and past the real padding, a 1 x 1 plane, and
+// padding that differs before and after the input.
 inline std::vector<PoolCase> poolEdgeCases() {
   return {
       {{1, 2, 9, 7}, {{2, 2}, {3, 3}, {0, 0}, false}},  // stride > kernel: gaps
@@ -37,6 +41,12 @@ inline std::vector<PoolCase> poolEdgeCases() {
       {{1, 2, 7, 10}, {{3, 2}, {1, 3}, {1, 0}, true}},
       {{2, 1, 8, 9}, {{3, 3}, {2, 2}, {1, 1}, true}},  // ceil past the real padding
       {{1, 1, 1, 1}, {{1, 1}, {1, 1}, {0, 0}, false}},
+      // Asymmetric padding (ONNX's pads, oneDNN's padding_r): more after than before, less,
+      // none before, and in ceil mode past the real end padding.
+      {{1, 2, 7, 8}, {{3, 3}, {2, 2}, {0, 1}, false, {{1, 0}}}},
+      {{1, 1, 6, 7}, {{2, 3}, {2, 2}, {1, 0}, false, {{0, 1}}}},
+      {{2, 1, 7, 9}, {{3, 4}, {2, 3}, {1, 2}, true, {{0, 1}}}},
+      {{1, 2, 5, 6}, {{4, 3}, {1, 2}, {0, 1}, true, {{2, 0}}}},
   };
 }
 

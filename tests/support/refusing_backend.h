@@ -25,6 +25,14 @@ class RefusingBackend final : public Backend {
   float sumAll(const Tensor&) const override { refuse("sumAll"); }
   void addInPlace(Tensor&, const Tensor&) const override { refuse("addInPlace"); }
   void fill(Tensor&, float) const override { refuse("fill"); }
+  Tensor broadcastBinary(BinaryOp, const Tensor&, const Tensor&) const override {
+    refuse("broadcastBinary");
+  }
+  Tensor sumToShape(const Tensor&, const Shape&) const override { refuse("sumToShape"); }
+  Tensor logSoftmaxForward(const Tensor&, int64_t) const override { refuse("logSoftmaxForward"); }
+  Tensor logSoftmaxBackward(const Tensor&, const Tensor&, int64_t) const override {
+    refuse("logSoftmaxBackward");
+  }
   Tensor gemm(const Tensor&, const Tensor&, Transpose, Transpose) const override { refuse("gemm"); }
   Tensor linearForward(const Tensor&, const Tensor&, const Tensor&) const override {
     refuse("linearForward");
@@ -86,6 +94,14 @@ class RefusingBackend final : public Backend {
   }
   Tensor softmaxCrossEntropyBackward(const Tensor&, const Tensor&, float) const override {
     refuse("softmaxCrossEntropyBackward");
+  }
+  Tensor nllLossForward(const Tensor&, const Tensor&, const Tensor&,
+                        const NllLossParams&) const override {
+    refuse("nllLossForward");
+  }
+  Tensor nllLossBackward(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                         const NllLossParams&) const override {
+    refuse("nllLossBackward");
   }
   Tensor dropoutMask(const Shape&, float, Generator&, Device&) const override {
     refuse("dropoutMask");
