@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "data/jpeg_huffman_guard.h"
+#include "data/png_chunk_guard.h"
 
 // The one definition of stb_image in imerge. Only the decoders we read are compiled in.
 #define STB_IMAGE_IMPLEMENTATION
@@ -95,6 +96,8 @@ Tensor decodeImageFile(const std::string& path, int channels, const PixelLimit& 
   const JpegGuardResult guard =
       checkJpegHuffmanTables(bytes, JpegScope::kWholeFile, /*isPrefix=*/false);
   IMERGE_CHECK(guard.problem.empty(), "cannot decode image ", path, ": ", guard.problem);
+  const std::string chunkProblem = checkPngChunkLengths(bytes);
+  IMERGE_CHECK(chunkProblem.empty(), "cannot decode image ", path, ": ", chunkProblem);
   int width = 0, height = 0, fileChannels = 0;
   // The header again (the file may have changed since a scan) before decoding allocates.
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &width, &height,

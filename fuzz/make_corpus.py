@@ -4,7 +4,8 @@
 images): python3 fuzz/make_corpus.py. The files are committed; rerunning rewrites them. The
 corpus also keeps what the fuzzers found, so that every run replays it (not written here):
   image/dht-overflow.jpg     a Huffman table of 530 codes (data/jpeg_huffman_guard.h)
-  image/undefined-table.jpg  a progressive scan decoding with a Huffman table never defined"""
+  image/undefined-table.jpg  a progressive scan decoding with a Huffman table never defined
+  image/idat-length.png      an IDAT chunk declaring more bytes than the file holds"""
 import gzip
 import io
 import pathlib
