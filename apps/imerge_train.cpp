@@ -584,12 +584,14 @@ int run(const Options& options, Job& job) {
   for (int64_t epoch = firstEpoch; epoch < lastEpoch; ++epoch) {
     const std::string label =
         "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options.epochs);
-    training::ProgressBar bar(label, std::max<int64_t>(1, stepsPerEpoch), options.logEvery);
+    const training::EpochStart start = epoch == firstEpoch ? resumedAt : training::EpochStart{};
+    training::ProgressBar bar(label, std::max<int64_t>(1, stepsPerEpoch), options.logEvery, stdout,
+                              start.step);
     std::string lastFigures;
     training::EpochResult trained = training::trainEpoch(
         *model, optimizer, schedule, trainLoader, epoch,
         {.maxSteps = options.maxSteps,
-         .start = epoch == firstEpoch ? resumedAt : training::EpochStart{},
+         .start = start,
          .onProgress =
              [&](const training::StepProgress& p) {
                lastFigures = stepFigures(p);

@@ -6,9 +6,11 @@
 
 namespace imerge::training {
 
-ProgressBar::ProgressBar(std::string label, int64_t total, int64_t plainEvery, std::FILE* out)
+ProgressBar::ProgressBar(std::string label, int64_t total, int64_t plainEvery, std::FILE* out,
+                         int64_t startAt)
     : label_(std::move(label)),
       total_(total),
+      startAt_(startAt),
       lastDone_(total),
       plainEvery_(plainEvery > 0 ? plainEvery : 1),
       out_(out),
@@ -35,11 +37,17 @@ std::string ProgressBar::formatDuration(double seconds) {
   return text;
 }
 
+double ProgressBar::secondsLeft(double elapsed, int64_t done, int64_t startAt, int64_t total) {
+  const int64_t seen = done - startAt;
+  if (seen <= 0) return NAN;
+  return elapsed * static_cast<double>(total - done) / static_cast<double>(seen);
+}
+
 std::string ProgressBar::line(int64_t done, const std::string& figures) const {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1;
-  const double remaining = done > 0 ? elapsed * (1.0 - fraction) / fraction : NAN;
+  const double remaining = secondsLeft(elapsed, done, startAt_, total_);
   std::string text = label_ + " ";
   if (terminal_) {
     constexpr int kWidth = 24;
