@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/broadcast.h"
+#include "core/cpu/operand_checks.h"
 
 namespace imerge::cpu {
 
@@ -21,13 +22,6 @@ const char* opName(BinaryOp op) {
       return "mul";
   }
   return "binary op";
-}
-
-void checkFloat32(const char* op, const Tensor& tensor) {
-  IMERGE_CHECK(tensor.defined() && tensor.dtype() == DType::Float32, op, ": expects float32, got ",
-               tensor.defined() ? tensor.describe() : std::string("an undefined tensor"));
-  IMERGE_CHECK(tensor.device().type() == DeviceType::CPU, op, ": ", tensor.describe(), " is on ",
-               tensor.device().name(), ", this kernel runs on the CPU");
 }
 
 // The offset, through `strides`, of the first element of row `row` of `shape` (rows run over
@@ -69,8 +63,8 @@ void broadcastLoop(const Tensor& a, const Tensor& b, Tensor& out, Function f) {
 
 Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = opName(op);
-  checkFloat32(name, a);
-  checkFloat32(name, b);
+  checkFloat32OnCpu(name, a);
+  checkFloat32OnCpu(name, b);
   Tensor out = Tensor::empty(broadcastShapes(name, a.shape(), b.shape()));
   switch (op) {
     case BinaryOp::Add:
@@ -87,7 +81,7 @@ Tensor broadcastBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor sumToShape(const Tensor& input, const Shape& shape) {
-  checkFloat32("sumToShape", input);
+  checkFloat32OnCpu("sumToShape", input);
   IMERGE_CHECK(broadcastsTo(shape, input.shape()), "sumToShape: ", shapeToString(shape),
                " does not broadcast to ", input.describe());
   Tensor out = Tensor::empty(shape);

@@ -2,20 +2,22 @@
 
 #include <cmath>
 
+#include "core/cpu/operand_checks.h"
+
 namespace imerge::cpu {
 
 namespace {
 
-// [outer, size, inner] around `dim`.
+// [outer, size, inner] around `dim`: outer * inner lines of `size` elements, `inner` apart.
 struct Lines {
   int64_t outer = 1, size = 1, inner = 1;
+  int64_t count() const { return outer * inner; }
+  // The offset of line `line`'s first element.
+  int64_t start(int64_t line) const { return (line / inner) * size * inner + line % inner; }
 };
 
 Lines linesOf(const char* op, const Tensor& tensor, int64_t dim) {
-  IMERGE_CHECK(tensor.defined() && tensor.dtype() == DType::Float32, op, ": expects float32, got ",
-               tensor.defined() ? tensor.describe() : std::string("an undefined tensor"));
-  IMERGE_CHECK(tensor.device().type() == DeviceType::CPU, op, ": ", tensor.describe(), " is on ",
-               tensor.device().name(), ", this kernel runs on the CPU");
+  checkFloat32OnCpu(op, tensor);
   IMERGE_CHECK(dim >= 0 && dim < tensor.ndim(), op, ": dimension ", dim, " is out of range for ",
                tensor.describe());
   Lines lines;
@@ -35,11 +37,11 @@ Tensor logSoftmaxForward(const Tensor& input, int64_t dim) {
   if (input.numel() == 0) return output;
   const float* x = input.data<float>();  // [outer, size, inner]
   float* y = output.data<float>();       // [outer, size, inner]
-  const int64_t count = lines.outer * lines.inner;
   const int64_t size = lines.size, inner = lines.inner;
+  const int64_t count = lines.count();
 #pragma omp parallel for if (input.numel() > 32768) schedule(static)
   for (int64_t line = 0; line < count; ++line) {
-    const int64_t start = (line / inner) * size * inner + line % inner;
+    const int64_t start = lines.start(line);
     const float* in = x + start;
     float* out = y + start;
     float lineMax = in[0];
@@ -64,11 +66,11 @@ Tensor logSoftmaxBackward(const Tensor& gradOutput, const Tensor& output, int64_
   const float* y = output.data<float>();       // [outer, size, inner]
   const float* dy = gradOutput.data<float>();  // [outer, size, inner]
   float* dx = gradInput.data<float>();         // [outer, size, inner]
-  const int64_t count = lines.outer * lines.inner;
   const int64_t size = lines.size, inner = lines.inner;
+  const int64_t count = lines.count();
 #pragma omp parallel for if (output.numel() > 32768) schedule(static)
   for (int64_t line = 0; line < count; ++line) {
-    const int64_t start = (line / inner) * size * inner + line % inner;
+    const int64_t start = lines.start(line);
     double total = 0;
     for (int64_t k = 0; k < size; ++k) total += dy[start + k * inner];
     const float sum = static_cast<float>(total);
