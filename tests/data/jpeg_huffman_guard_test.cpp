@@ -11,13 +11,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
 #include <vector>
 
 #include "data/image_file.h"
 #include "support/error_text.h"
+#include "support/file_bytes.h"
 #include "support/source_tree.h"
 #include "support/temp_dir.h"
 
@@ -28,23 +27,13 @@ namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 using testing::errorMessage;
 using testing::expectContains;
+using testing::readFileBytes;
+using testing::writeFileBytes;
 
 const fs::path kFixtures = testing::sourceTree() / "tests" / "data" / "fixtures";
 const fs::path kBaseline = kFixtures / "image_folder" / "ant" / "a1.jpg";
 const fs::path kProgressive = kFixtures / "jpeg" / "progressive.jpg";
 const std::string kTooManyCodes = "declares 300 codes, more than the 256 a table holds";
-
-Bytes readBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
-
-fs::path writeBytes(const fs::path& path, const Bytes& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-  return path;
-}
 
 // 0xFF, the marker code, the big-endian length (which counts itself) and the payload.
 Bytes segment(uint8_t marker, const Bytes& payload) {
@@ -85,7 +74,7 @@ TEST(JpegHuffmanGuard, ValidBaselineAndProgressiveJpegsPassAndDecode) {
                                corpus / "grey.jpg", corpus / "progressive.jpg"}) {
     SCOPED_TRACE(path.string());
     for (const JpegScope scope : {JpegScope::kHeader, JpegScope::kWholeFile}) {
-      const JpegGuardResult result = checkJpegHuffmanTables(readBytes(path), scope, false);
+      const JpegGuardResult result = checkJpegHuffmanTables(readFileBytes(path), scope, false);
       EXPECT_EQ(result.problem, "");
       EXPECT_FALSE(result.needsMore);
     }
@@ -109,8 +98,8 @@ TEST(JpegHuffmanGuard, ValidBaselineAndProgressiveJpegsPassAndDecode) {
 
 TEST(JpegHuffmanGuard, ATableOfMoreThan256CodesBeforeTheFrameIsRefusedByTheHeaderCheck) {
   testing::TempDir dir("jpeg-guard-header");
-  const fs::path bad = writeBytes(dir.path() / "bad.jpg",
-                                  insertedAt(readBytes(kBaseline), 2, oversizedHuffmanTable()));
+  const fs::path bad = writeFileBytes(
+      dir.path() / "bad.jpg", insertedAt(readFileBytes(kBaseline), 2, oversizedHuffmanTable()));
   EXPECT_EQ(headerProblem(bad),
             "its JPEG Huffman table (the DHT segment at byte 2) " + kTooManyCodes);
   expectContains(decodeError(bad), "cannot decode image " + bad.string() +
@@ -121,21 +110,21 @@ TEST(JpegHuffmanGuard, ATableOfMoreThan256CodesBeforeTheFrameIsRefusedByTheHeade
 TEST(JpegHuffmanGuard, ATableAfterTheScanIsRefusedBeforeDecoding) {
   testing::TempDir dir("jpeg-guard-scan");
   // Baseline: just before EOI, after the entropy-coded data, where stb_image reads markers on.
-  const Bytes baseline = readBytes(kBaseline);
+  const Bytes baseline = readFileBytes(kBaseline);
   const size_t endOfImage = baseline.size() - 2;
-  const fs::path afterScan = writeBytes(dir.path() / "after-scan.jpg",
-                                        insertedAt(baseline, endOfImage, oversizedHuffmanTable()));
+  const fs::path afterScan = writeFileBytes(
+      dir.path() / "after-scan.jpg", insertedAt(baseline, endOfImage, oversizedHuffmanTable()));
   // stbi_info stops at the frame header, so only the decode meets this table.
   EXPECT_EQ(headerProblem(afterScan), "");
   expectContains(decodeError(afterScan),
                  "(the DHT segment at byte " + std::to_string(endOfImage) + ") " + kTooManyCodes);
 
   // Progressive: between its first and second scan (the fixture's third DHT is at byte 261).
-  const Bytes progressive = readBytes(kProgressive);
+  const Bytes progressive = readFileBytes(kProgressive);
   ASSERT_EQ(progressive.at(261), 0xFF);
   ASSERT_EQ(progressive.at(262), 0xC4);
-  const fs::path betweenScans = writeBytes(dir.path() / "between-scans.jpg",
-                                           insertedAt(progressive, 261, oversizedHuffmanTable()));
+  const fs::path betweenScans = writeFileBytes(
+      dir.path() / "between-scans.jpg", insertedAt(progressive, 261, oversizedHuffmanTable()));
   EXPECT_EQ(headerProblem(betweenScans), "");
   expectContains(decodeError(betweenScans), "(the DHT segment at byte 261) " + kTooManyCodes);
 }
@@ -144,11 +133,11 @@ TEST(JpegHuffmanGuard, ATablePastALargeExifSegmentIsStillFoundByTheHeaderCheck) 
   testing::TempDir dir("jpeg-guard-exif");
   const Bytes exif = segment(0xE1, Bytes(40000, 0x45));
   const Bytes bytes =
-      insertedAt(insertedAt(readBytes(kBaseline), 2, oversizedHuffmanTable()), 2, exif);
+      insertedAt(insertedAt(readFileBytes(kBaseline), 2, oversizedHuffmanTable()), 2, exif);
   // The header check reads a prefix first; the table lies beyond it, so it reads on.
   const Bytes prefix(bytes.begin(), bytes.begin() + (16 << 10));
   EXPECT_TRUE(checkJpegHuffmanTables(prefix, JpegScope::kHeader, true).needsMore);
-  const fs::path bad = writeBytes(dir.path() / "exif.jpg", bytes);
+  const fs::path bad = writeFileBytes(dir.path() / "exif.jpg", bytes);
   EXPECT_EQ(headerProblem(bad), "its JPEG Huffman table (the DHT segment at byte " +
                                     std::to_string(exif.size() + 2) + ") " + kTooManyCodes);
 }
@@ -161,9 +150,9 @@ TEST(JpegHuffmanGuard, BytesThatOnlyLookLikeATableInsideASkippedSegmentAreNotRef
   payload[2] = 0x01;
   payload[3] = 0x13;
   payload[4] = 0x00;
-  const Bytes original = readBytes(kBaseline);
+  const Bytes original = readFileBytes(kBaseline);
   const fs::path lookalike =
-      writeBytes(dir.path() / "lookalike.jpg", insertedAt(original, 2, segment(0xE1, payload)));
+      writeFileBytes(dir.path() / "lookalike.jpg", insertedAt(original, 2, segment(0xE1, payload)));
   EXPECT_EQ(headerProblem(lookalike), "");
   const Tensor decoded = decodeImageFile(lookalike.string(), 3, {});
   const Tensor expected = decodeImageFile(kBaseline.string(), 3, {});
@@ -177,10 +166,10 @@ TEST(JpegHuffmanGuard, AScanDecodingWithATableNeverDefinedIsRefused) {
   testing::TempDir dir("jpeg-guard-undefined");
   // The fixture without its four DHT segments (bytes 177 to 609): its scan, at byte 177 then,
   // names DC and AC table 0 for its first component.
-  Bytes bytes = readBytes(kBaseline);
+  Bytes bytes = readFileBytes(kBaseline);
   ASSERT_EQ(bytes.at(609 + 1), 0xDA);
   bytes.erase(bytes.begin() + 177, bytes.begin() + 609);
-  const fs::path bad = writeBytes(dir.path() / "no-tables.jpg", bytes);
+  const fs::path bad = writeFileBytes(dir.path() / "no-tables.jpg", bytes);
   EXPECT_EQ(headerProblem(bad), "");
   expectContains(decodeError(bad), "cannot decode image " + bad.string() +
                                        ": its JPEG scan at byte 177 decodes with DC Huffman "
@@ -202,7 +191,7 @@ TEST(JpegHuffmanGuard, TheFuzzersFindingsAreRefused) {
 }
 
 TEST(JpegHuffmanGuard, FilesThatAreNotJpegsAreLeftToTheirDecoder) {
-  EXPECT_EQ(checkJpegHuffmanTables(readBytes(kFixtures / "image_folder" / "ant" / "a0.png"),
+  EXPECT_EQ(checkJpegHuffmanTables(readFileBytes(kFixtures / "image_folder" / "ant" / "a0.png"),
                                    JpegScope::kWholeFile, false)
                 .problem,
             "");

@@ -5,12 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "data/image_file.h"
 #include "support/error_text.h"
+#include "support/file_bytes.h"
 #include "support/source_tree.h"
 #include "support/temp_dir.h"
 
@@ -23,11 +22,6 @@ using Bytes = std::vector<uint8_t>;
 const fs::path kCorpus = testing::sourceTree() / "fuzz" / "corpus" / "image";
 const fs::path kRgbPng =
     testing::sourceTree() / "tests" / "data" / "fixtures" / "image_folder" / "ant" / "a0.png";
-
-Bytes readBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
 
 // The byte offset of the first chunk of `type`, walking the chunks from the signature.
 size_t chunkAt(const Bytes& png, const std::string& type) {
@@ -48,20 +42,18 @@ TEST(PngChunkGuard, ValidPngsPassAndDecode) {
        {kRgbPng, kCorpus / "rgb.png", kCorpus / "rgba.png", kCorpus / "grey.png",
         kCorpus / "palette.png", kCorpus / "optimized.png"}) {
     SCOPED_TRACE(path.string());
-    EXPECT_EQ(checkPngChunkLengths(readBytes(path)), "");
+    EXPECT_EQ(checkPngChunkLengths(testing::readFileBytes(path)), "");
     EXPECT_NO_THROW(decodeImageFile(path.string(), 3, {}));
   }
 }
 
 TEST(PngChunkGuard, AnIdatChunkLongerThanTheFileIsRefusedNamingBothSizes) {
   testing::TempDir dir("png-guard");
-  Bytes png = readBytes(kRgbPng);
+  Bytes png = testing::readFileBytes(kRgbPng);
   const size_t idat = chunkAt(png, "IDAT");
   png[idat] = 0x7F;  // 2 GB and more
   png[idat + 1] = png[idat + 2] = png[idat + 3] = 0xFF;
-  const fs::path bad = dir.path() / "long-idat.png";
-  std::ofstream(bad, std::ios::binary)
-      .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  const fs::path bad = testing::writeFileBytes(dir.path() / "long-idat.png", png);
   const std::string left = std::to_string(png.size() - idat - 8);
   testing::expectContains(testing::errorMessage([&] { decodeImageFile(bad.string(), 3, {}); }),
                           "cannot decode image " + bad.string() + ": its PNG IDAT chunk at byte " +
@@ -78,7 +70,7 @@ TEST(PngChunkGuard, TheFuzzersFindingIsRefused) {
 }
 
 TEST(PngChunkGuard, FilesThatAreNotPngsAreLeftToTheirDecoder) {
-  EXPECT_EQ(checkPngChunkLengths(readBytes(kCorpus / "baseline.jpg")), "");
+  EXPECT_EQ(checkPngChunkLengths(testing::readFileBytes(kCorpus / "baseline.jpg")), "");
   EXPECT_EQ(checkPngChunkLengths({}), "");
 }
 

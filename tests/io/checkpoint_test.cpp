@@ -14,6 +14,7 @@
 #include "layers/layers.h"
 #include "support/error_text.h"
 #include "support/fake_device.h"
+#include "support/file_bytes.h"
 
 namespace imerge::io {
 
@@ -25,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::errorMessage;
 using testing::expectContains;
+using testing::readFileBytes;
+using testing::writeFileBytes;
 
 constexpr const char* kModelName = "tinynet";
 
@@ -114,17 +117,6 @@ std::map<std::string, std::vector<uint8_t>> snapshot(TrainingRun& run) {
         momentum[i].defined() ? bytesOf(momentum[i]) : std::vector<uint8_t>{0xAB};
   }
   return state;
-}
-
-std::vector<uint8_t> readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-void writeFile(const fs::path& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
 }
 
 std::set<std::string> filesIn(const fs::path& directory) {
@@ -279,7 +271,8 @@ TEST_F(Checkpoint, DeviceTensorsLoadAndSaveThroughTheHost) {
   }
 
   saveCheckpoint(path("again.bin"), *onDevice.model, onDevice.optimizer.get(), saved.state());
-  EXPECT_TRUE(readFile(path("again.bin")) == readFile(path())) << "the device's save differs";
+  EXPECT_TRUE(readFileBytes(path("again.bin")) == readFileBytes(path()))
+      << "the device's save differs";
 }
 
 TEST_F(Checkpoint, RefusesACheckpointOfAnotherModelName) {
@@ -346,14 +339,14 @@ TEST_F(Checkpoint, RefusesOtherOptimizerSettings) {
 TEST_F(Checkpoint, RefusesDamagedFiles) {
   TrainingRun saved;
   const std::string file = saveAfterTwoSteps(saved);
-  const std::vector<uint8_t> good = readFile(file);
+  const std::vector<uint8_t> good = readFileBytes(file);
   ASSERT_GT(good.size(), 1000u);
 
   TrainingRun target({.initSeed = 9});
   const auto before = snapshot(target);
   const auto refusal = [&](const std::vector<uint8_t>& bytes) {
     const fs::path damaged = path("damaged.bin");
-    writeFile(damaged, bytes);
+    writeFileBytes(damaged, bytes);
     const std::string message = errorMessage([&] {
       loadCheckpoint(damaged.string(), kModelName, *target.model, target.optimizer.get());
     });
@@ -415,7 +408,7 @@ TEST_F(Checkpoint, SavingIntoAMissingDirectoryFailsNamingThePath) {
 TEST_F(Checkpoint, AFailedWriteLeavesTheExistingCheckpointByteIdentical) {
   TrainingRun run;
   const std::string file = saveAfterTwoSteps(run);
-  const std::vector<uint8_t> before = readFile(file);
+  const std::vector<uint8_t> before = readFileBytes(file);
 
   // The temporary file's name is taken by a directory, so the write cannot even start.
   const fs::path blocker = file + ".tmp-" + std::to_string(::getpid());
@@ -426,14 +419,14 @@ TEST_F(Checkpoint, AFailedWriteLeavesTheExistingCheckpointByteIdentical) {
   expectContains(message, "cannot save checkpoint " + file);
   expectContains(message, blocker.string());
   expectContains(message, "Is a directory");
-  EXPECT_EQ(readFile(file), before);
+  EXPECT_EQ(readFileBytes(file), before);
   EXPECT_TRUE(fs::is_directory(blocker)) << "the save removed something it did not create";
   fs::remove(blocker);
   EXPECT_EQ(filesIn(directory_), std::set<std::string>{"ck.bin"});
 
   // Once the obstacle is gone, the same save replaces the checkpoint.
   saveCheckpoint(file, *run.model, run.optimizer.get(), run.state());
-  EXPECT_NE(readFile(file), before);
+  EXPECT_NE(readFileBytes(file), before);
   EXPECT_EQ(inspectCheckpoint(file).state.step, 3);
   EXPECT_EQ(filesIn(directory_), std::set<std::string>{"ck.bin"});
 }
