@@ -491,7 +491,9 @@ void DataParallel::afterStep() {
     int64_t drifted = 0;
     if (communicator_.rank() == 0) {
       const double span = *std::max_element(readySeconds.begin(), readySeconds.end());
-      drifted = std::abs(span - plannedBackwardSpan_) >
+      // At least the tolerance, so a tolerance of 0 replans at every check, even when the
+      // medians happen to repeat the planned span exactly.
+      drifted = std::abs(span - plannedBackwardSpan_) >=
                 options_.driftTolerance * std::max(plannedBackwardSpan_, 1e-9);
     }
     communicator_.broadcast(&drifted, sizeof drifted, 0);

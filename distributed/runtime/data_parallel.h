@@ -51,6 +51,7 @@ struct DataParallelOptions {
   int64_t warmupSteps = 5;         // profiled before the plan is rebuilt (at least 1)
   int64_t replanEverySteps = 200;  // drift checks, for strategies that use timings
   double driftTolerance = 0.25;    // relative change of the backward span that triggers one
+                                   // (0: every check replans)
   Trace* trace = nullptr;          // per-rank timeline, when set
   // The caller's run configuration (batch size, epochs, ...), part of the start-up check.
   std::string runSignature;

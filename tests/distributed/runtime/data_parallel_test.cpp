@@ -93,7 +93,7 @@ TEST(DataParallelWorldOfOne, ReplansWhenBackwardTimesDriftAndOnlyThen) {
     optim::Sgd optimizer(model->parameters(), sgdOptions());
     DataParallelOptions options = optionsFor("imerge");
     options.replanEverySteps = 2;
-    options.driftTolerance = tolerance;  // 0: any change is a drift; 1e9: none ever is
+    options.driftTolerance = tolerance;  // 0: every check replans; 1e9: none does
     DataParallel parallel(model, world, options);
     trainSteps(parallel, optimizer, 8);
     // Start-up and after the warm-up, then checks after steps 4, 6 and 8.
