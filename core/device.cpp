@@ -9,8 +9,6 @@
 
 #include "core/cpu/cpu_backend.h"
 
-extern "C" void openblas_set_num_threads(int);
-
 namespace imerge {
 
 CpuDevice::CpuDevice()
@@ -40,9 +38,6 @@ void setNumThreads(int threads) {
 #ifdef _OPENMP
   omp_set_num_threads(threads);
 #endif
-  // Our kernels call OpenBLAS from outside parallel regions, so it may use every thread; the
-  // OpenMP build of OpenBLAS shares libgomp's pool with oneDNN instead of fighting it.
-  openblas_set_num_threads(threads);
 }
 
 int numThreads() {

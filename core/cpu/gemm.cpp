@@ -1,22 +1,12 @@
 #include "core/cpu/gemm.h"
 
-#include <cblas.h>
-
-#include <algorithm>
-#include <limits>
+#include <oneapi/dnnl/dnnl.h>
 
 namespace imerge::cpu {
 
 namespace {
-CBLAS_TRANSPOSE toCblas(Transpose transpose) {
-  return transpose == Transpose::Yes ? CblasTrans : CblasNoTrans;
-}
-
-// cblas takes int (blasint) sizes; a silent wrap-around would compute garbage.
-blasint checkedInt(int64_t value, const char* what) {
-  IMERGE_CHECK(value >= 0 && value <= std::numeric_limits<blasint>::max(), "sgemm: ", what, " = ",
-               value, " does not fit OpenBLAS' integer size");
-  return static_cast<blasint>(value);
+char toDnnl(Transpose transpose) {
+  return transpose == Transpose::Yes ? 'T' : 'N';
 }
 
 // The [rows, cols] an operand contributes to the product after op().
@@ -50,9 +40,14 @@ void sgemm(Transpose transposeA, Transpose transposeB, int64_t m, int64_t n, int
     }
     return;
   }
-  cblas_sgemm(CblasRowMajor, toCblas(transposeA), toCblas(transposeB), checkedInt(m, "m"),
-              checkedInt(n, "n"), checkedInt(k, "k"), alpha, a, checkedInt(lda, "lda"), b,
-              checkedInt(ldb, "ldb"), beta, c, checkedInt(ldc, "ldc"));
+  // oneDNN's sgemm is row-major, takes 64-bit sizes and picks its kernel from the CPU it runs
+  // on. OpenBLAS 0.3.21 (Debian 12) takes an AVX-512 AMD EPYC for Haswell and runs its AVX2
+  // kernels there at half the speed (docs/performance.md, "The matrix products").
+  const dnnl_status_t status = dnnl_sgemm(toDnnl(transposeA), toDnnl(transposeB), m, n, k, alpha, a,
+                                          lda, b, ldb, beta, c, ldc);
+  IMERGE_CHECK(status == dnnl_success, "sgemm: oneDNN refused the product [", m, ", ", k, "] x [",
+               k, ", ", n, "] with lda ", lda, ", ldb ", ldb, ", ldc ", ldc, " (status ",
+               static_cast<int>(status), ")");
 }
 
 Tensor gemm(const Tensor& a, const Tensor& b, Transpose transposeA, Transpose transposeB) {

@@ -1,7 +1,7 @@
-// Row-major single-precision matrix products over OpenBLAS (cblas_sgemm).
+// Row-major single-precision matrix products over oneDNN's sgemm (dnnl_sgemm).
 //
 // Every dense product in the CPU path (Linear forward and backward, matmul) goes through here,
-// so the one place that knows cblas' argument order is this file. Tensors are row-major and
+// so the one place that knows the BLAS argument order is this file. Tensors are row-major and
 // contiguous; a transposed operand is read in place through the leading dimension, never
 // copied.
 #pragma once

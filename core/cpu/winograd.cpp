@@ -285,7 +285,7 @@ void convolveTiles(const float* x, const Tiling& t, const Tensor& kernels, const
     const int64_t size = std::min(block, t.count - first);
     transformInputTiles(x, t, first, size, u.data<float>());
     // One product per point, [K, C] x [C, size]; the points share out among the threads, each
-    // product running on one (OpenBLAS stays single-threaded inside a parallel region).
+    // product running on one (oneDNN's sgemm stays single-threaded inside a parallel region).
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < kPoints; ++p) {
       sgemm(Transpose::No, Transpose::No, outChannels, size, inChannels, 1.0f,

@@ -5,7 +5,7 @@
 // Why: oneDNN 2.6 has no Winograd kernel for AVX2 (only AVX-512), so its direct 3x3 kernels
 // spend 9 multiply-adds per output and input channel; F(4x4, 3x3) computes a 4x4 output tile
 // from a 6x6 input tile with 36, that is 2.25 instead of 9 per output: 4x fewer. Each of the 36
-// points of the transformed tile is one matrix product over channels, run by OpenBLAS.
+// points of the transformed tile is one matrix product over channels (core/cpu/gemm.h).
 //
 // Algorithm, per 4x4 output tile y, 6x6 input tile d and 3x3 kernel g (B, G, A constant):
 //   forward          y  = A^T [ (G g G^T) (.) (B^T d B) ] A
