@@ -54,8 +54,13 @@ std::atomic<ConvAlgorithm>& algorithmSetting() {
 // Below this many input or output channels oneDNN's direct kernels win: the transforms then
 // cost more than the products they save (bench/conv_algorithms.cpp has the per-shape timings).
 constexpr int64_t kWinogradMinChannels = 64;
+// Nor with fewer 4x4 output tiles than this in the batch: the kernels' transform, 36 values per
+// input and output channel at every call, is then shared by too few products (ResNet-18's 7x7
+// layers at batch 8 have 32 tiles and ran 0.85x-0.92x of direct; 14x14 ones have 128 and ran
+// 1.2x-1.3x, on 2026-12-07's AVX-512 machine).
+constexpr int64_t kWinogradMinTiles = 64;
 
-bool useWinograd(const Shape& weight, const Conv2dParams& params) {
+bool useWinograd(const Shape& weight, const Conv2dParams& params, const Shape& output) {
   switch (algorithmSetting().load()) {
     case ConvAlgorithm::Direct:
       return false;
@@ -64,8 +69,9 @@ bool useWinograd(const Shape& weight, const Conv2dParams& params) {
     case ConvAlgorithm::Auto:
       break;
   }
+  const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
   return winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
-         weight[1] >= kWinogradMinChannels;
+         weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles;
 }
 }  // namespace
 
@@ -441,7 +447,7 @@ void backwardWeights(const Geometry& g, DiffDstCopies& diffDst, const Tensor& in
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params) {
   const Shape outputShape = conv2dOutputShape(input, weight, bias, params);
-  if (useWinograd(weight.shape(), params)) {
+  if (useWinograd(weight.shape(), params, outputShape)) {
     return winogradConv2dForward(input, weight, bias, params, outputShape);
   }
   const Geometry g =
@@ -498,7 +504,7 @@ Conv2dGrads backward(const Operand& inputOperand, const Tensor* input, const Ope
   Conv2dGrads grads;
   DiffDstCopies diffDst{gradOutput, std::nullopt, memory(), Tensor()};
 
-  const bool winograd = useWinograd(weightShape, params);
+  const bool winograd = useWinograd(weightShape, params, outputShape);
   if (needInput && winograd) {
     grads.input = winogradConv2dBackwardData(gradOutput, *weight, inputShape, params);
   } else if (needInput) {

@@ -53,7 +53,8 @@ void setConvLayout(ConvLayout layout);
 // always runs oneDNN's direct kernels.
 enum class ConvAlgorithm {
   // Winograd F(4x4, 3x3) where it was measured faster than oneDNN's direct kernels (both the
-  // input and the output have at least 64 channels), direct elsewhere.
+  // input and the output have at least 64 channels, and the batch at least 64 output tiles),
+  // direct elsewhere.
   Auto,
   // oneDNN's direct kernels everywhere (IMERGE_CONV_ALGORITHM=direct; for measurements).
   Direct,

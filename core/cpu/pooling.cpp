@@ -211,23 +211,38 @@ void windowedAverageBackward(const Tensor& gradOutput, Tensor& gradInput,
 // Max pooling by direct loops, one (n, c) plane per task. The workspace records each window's
 // winner as an index into its input plane: the first maximum in row-major order, and NaN wins
 // as soon as it is seen, both as in PyTorch.
+//
+// The columns whose window lies wholly inside the input form one range, in which each window
+// starts `strideWidth` after the one before. There the loop over output columns runs innermost,
+// so that the compiler vectorises it; every window still visits its elements in row-major
+// order, so the winners are the same. The clipped windows at the edges keep the simple loop.
 template <bool kRecordArgmax>
 void windowedMaxForward(const Tensor& input, Tensor& output, Tensor& argmax,
-                        const std::vector<AxisWindow>& rows,
-                        const std::vector<AxisWindow>& columns) {
+                        const std::vector<AxisWindow>& rows, const std::vector<AxisWindow>& columns,
+                        int64_t kernelWidth, int64_t strideWidth) {
   const int64_t planes = input.dim(0) * input.dim(1);
   const int64_t height = input.dim(2), width = input.dim(3);
   const int64_t outHeight = output.dim(2), outWidth = output.dim(3);
   const float* x = input.data<float>();                                 // [planes, H, W]
   float* y = output.data<float>();                                      // [planes, H_out, W_out]
   int32_t* winners = kRecordArgmax ? argmax.data<int32_t>() : nullptr;  // [planes, H_out, W_out]
+  const auto unclipped = [&](int64_t ow) {
+    return columns[ow].end - columns[ow].start == kernelWidth;
+  };
+  int64_t interiorBegin = 0, interiorEnd = outWidth;
+  while (interiorBegin < outWidth && !unclipped(interiorBegin)) ++interiorBegin;
+  while (interiorEnd > interiorBegin && !unclipped(interiorEnd - 1)) --interiorEnd;
+  const int64_t interiorStart = interiorBegin < interiorEnd ? columns[interiorBegin].start : 0;
+  const int64_t interiorCount = interiorEnd - interiorBegin;
 #pragma omp parallel for schedule(static)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const float* xPlane = x + plane * height * width;
     const int64_t outputOffset = plane * outHeight * outWidth;
     for (int64_t oh = 0; oh < outHeight; ++oh) {
       const AxisWindow& row = rows[oh];
-      for (int64_t ow = 0; ow < outWidth; ++ow) {
+      float* yRow = y + outputOffset + oh * outWidth;
+      int32_t* winnerRow = kRecordArgmax ? winners + outputOffset + oh * outWidth : nullptr;
+      const auto clippedWindow = [&](int64_t ow) {
         const AxisWindow& column = columns[ow];
         int64_t bestIndex = row.start * width + column.start;
         float best = xPlane[bestIndex];
@@ -241,9 +256,33 @@ void windowedMaxForward(const Tensor& input, Tensor& output, Tensor& argmax,
             bestIndex = wins ? h * width + w : bestIndex;
           }
         }
-        y[outputOffset + oh * outWidth + ow] = best;
-        if constexpr (kRecordArgmax) {
-          winners[outputOffset + oh * outWidth + ow] = static_cast<int32_t>(bestIndex);
+        yRow[ow] = best;
+        if constexpr (kRecordArgmax) winnerRow[ow] = static_cast<int32_t>(bestIndex);
+      };
+      for (int64_t ow = 0; ow < interiorBegin; ++ow) clippedWindow(ow);
+      for (int64_t ow = interiorEnd; ow < outWidth; ++ow) clippedWindow(ow);
+      // The interior: best and bestIndex (the output row) hold each window's best so far.
+      float* best = yRow + interiorBegin;
+      int32_t* bestIndex = kRecordArgmax ? winnerRow + interiorBegin : nullptr;
+      for (int64_t i = 0; i < interiorCount; ++i) {
+        const int64_t first = row.start * width + interiorStart + i * strideWidth;
+        best[i] = xPlane[first];
+        if constexpr (kRecordArgmax) bestIndex[i] = static_cast<int32_t>(first);
+      }
+      for (int64_t h = row.start; h < row.end; ++h) {
+        for (int64_t j = 0; j < kernelWidth; ++j) {
+          const int64_t offset = h * width + interiorStart + j;
+          const float* from = xPlane + offset;
+#pragma omp simd
+          for (int64_t i = 0; i < interiorCount; ++i) {
+            const float value = from[i * strideWidth];
+            const bool wins = value > best[i] || std::isnan(value);
+            best[i] = wins ? value : best[i];
+            if constexpr (kRecordArgmax) {
+              const int32_t index = static_cast<int32_t>(offset + i * strideWidth);
+              bestIndex[i] = wins ? index : bestIndex[i];
+            }
+          }
         }
       }
     }
@@ -366,9 +405,11 @@ MaxPool2dResult maxPool2dForward(const Tensor& input, const Pool2dParams& params
   const std::vector<AxisWindow> columns = strideWindows(
       input.dim(3), outputShape[3], kernel[1], stride[1], padding[1], paddingEnd[1], false);
   if (keepWorkspace) {
-    windowedMaxForward<true>(input, result.output, result.workspace, rows, columns);
+    windowedMaxForward<true>(input, result.output, result.workspace, rows, columns, kernel[1],
+                             stride[1]);
   } else {
-    windowedMaxForward<false>(input, result.output, result.workspace, rows, columns);
+    windowedMaxForward<false>(input, result.output, result.workspace, rows, columns, kernel[1],
+                              stride[1]);
   }
   return result;
 }

@@ -30,13 +30,17 @@ constexpr auto inputTransform = [](const auto* v, auto* out) {
   out[5] = 4.0f * v[1] - 5.0f * v[3] + v[5];
 };
 
-// G v: a kernel row or column, 3 -> 6.
+// G v: a kernel row or column, 3 -> 6. Products with the rounded reciprocals, not divisions:
+// a division costs ten times a product, and the kernel transforms run at every step (the results
+// move by an ulp).
+constexpr float kQuarter = 1.0f / 4.0f, kSixth = 1.0f / 6.0f, kTwelfth = 1.0f / 12.0f,
+                kTwentyFourth = 1.0f / 24.0f;
 constexpr auto kernelTransform = [](const auto* v, auto* out) {
-  out[0] = v[0] / 4.0f;
-  out[1] = -(v[0] + v[1] + v[2]) / 6.0f;
-  out[2] = -(v[0] - v[1] + v[2]) / 6.0f;
-  out[3] = v[0] / 24.0f + v[1] / 12.0f + v[2] / 6.0f;
-  out[4] = v[0] / 24.0f - v[1] / 12.0f + v[2] / 6.0f;
+  out[0] = v[0] * kQuarter;
+  out[1] = -(v[0] + v[1] + v[2]) * kSixth;
+  out[2] = -(v[0] - v[1] + v[2]) * kSixth;
+  out[3] = v[0] * kTwentyFourth + v[1] * kTwelfth + v[2] * kSixth;
+  out[4] = v[0] * kTwentyFourth - v[1] * kTwelfth + v[2] * kSixth;
   out[5] = v[2];
 };
 
@@ -60,9 +64,9 @@ constexpr auto outputGradientTransform = [](const auto* v, auto* out) {
 
 // G^T v: the kernel transform's transpose, back to a kernel gradient's row or column, 6 -> 3.
 constexpr auto kernelGradientTransform = [](const auto* v, auto* out) {
-  out[0] = v[0] / 4.0f - v[1] / 6.0f - v[2] / 6.0f + v[3] / 24.0f + v[4] / 24.0f;
-  out[1] = -v[1] / 6.0f + v[2] / 6.0f + v[3] / 12.0f - v[4] / 12.0f;
-  out[2] = -v[1] / 6.0f - v[2] / 6.0f + v[3] / 6.0f + v[4] / 6.0f + v[5];
+  out[0] = v[0] * kQuarter - (v[1] + v[2]) * kSixth + (v[3] + v[4]) * kTwentyFourth;
+  out[1] = (v[2] - v[1]) * kSixth + (v[3] - v[4]) * kTwelfth;
+  out[2] = (v[3] + v[4] - v[1] - v[2]) * kSixth + v[5];
 };
 
 // Eight values side by side (one AVX2 register): the transforms below run on eight tiles or eight

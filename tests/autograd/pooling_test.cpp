@@ -334,6 +334,68 @@ TEST(MaxPool2d, TiesRouteTheGradientToTheFirstElementLikePyTorch) {
   EXPECT_EQ(input.grad().toVector(), expected);
 }
 
+// The plain definition, one window at a time in row-major order: the first maximum wins, and a
+// NaN wins whenever it is seen. Returns the output and each window's winner (an index into its
+// plane) for input [1, 1, H, W].
+std::pair<std::vector<float>, std::vector<int32_t>> naiveMaxPool(const std::vector<float>& x,
+                                                                 int64_t height, int64_t width,
+                                                                 const Pool2dParams& params) {
+  const Shape out =
+      cpu::maxPool2dForward(Tensor::zeros({1, 1, height, width}), params, false).output.shape();
+  std::vector<float> values;
+  std::vector<int32_t> winners;
+  for (int64_t oh = 0; oh < out[2]; ++oh) {
+    for (int64_t ow = 0; ow < out[3]; ++ow) {
+      const int64_t top = oh * params.stride[0] - params.padding[0];
+      const int64_t left = ow * params.stride[1] - params.padding[1];
+      int64_t best = -1;
+      for (int64_t h = std::max<int64_t>(top, 0); h < std::min(top + params.kernel[0], height);
+           ++h) {
+        for (int64_t w = std::max<int64_t>(left, 0); w < std::min(left + params.kernel[1], width);
+             ++w) {
+          const float value = x[h * width + w];
+          if (best < 0 || value > x[best] || std::isnan(value)) best = h * width + w;
+        }
+      }
+      values.push_back(x[best]);
+      winners.push_back(static_cast<int32_t>(best));
+    }
+  }
+  return {values, winners};
+}
+
+TEST(MaxPool2d, VectorisedInteriorPicksTheSameWinnersAsThePlainDefinition) {
+  // Few distinct values make ties in most windows, and some NaNs; wide rows give the interior
+  // columns (whose loop is vectorised) and the clipped edges both.
+  std::mt19937 random(17);
+  std::uniform_int_distribution<int> level(0, 3), nanChance(0, 40);
+  const std::vector<Pool2dParams> cases = {{{3, 3}, {2, 2}, {1, 1}},
+                                           {{2, 2}, {2, 2}, {0, 0}},
+                                           {{3, 3}, {1, 1}, {1, 1}},
+                                           {{3, 2}, {2, 3}, {1, 1}},
+                                           {{3, 3}, {2, 2}, {0, 0}, /*ceilMode=*/true}};
+  for (const Pool2dParams& params : cases) {
+    const int64_t height = 9, width = 37;
+    std::vector<float> x(height * width);
+    for (float& value : x) {
+      value = nanChance(random) == 0 ? std::nanf("") : static_cast<float>(level(random));
+    }
+    const MaxPool2dResult ours =
+        cpu::maxPool2dForward(Tensor::fromVector(x, {1, 1, height, width}), params, true);
+    const auto [values, winners] = naiveMaxPool(x, height, width, params);
+    const std::vector<float> got = ours.output.toVector();
+    ASSERT_EQ(got.size(), values.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(got[i] == values[i] || (std::isnan(got[i]) && std::isnan(values[i])))
+          << "output " << i << ": " << got[i] << " vs " << values[i];
+    }
+    const int32_t* workspace = ours.workspace.data<int32_t>();
+    EXPECT_EQ(std::vector<int32_t>(workspace, workspace + winners.size()), winners)
+        << "kernel " << params.kernel[0] << "x" << params.kernel[1] << " stride "
+        << params.stride[1];
+  }
+}
+
 // ---- bad inputs ------------------------------------------------------------------------------
 
 TEST(MaxPool2d, RejectsInputWithoutFourDimensions) {
