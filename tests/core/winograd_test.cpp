@@ -161,20 +161,24 @@ TEST(Winograd, AppliesOnlyToDenseStrideOne3x3) {
 // conv2d's default runs Winograd from 64 input and output channels on (where it was measured
 // faster, bench/conv_algorithms.cpp) and oneDNN's direct kernels below: its results equal, bit
 // for bit, those of the algorithm forced.
-TEST(Winograd, Conv2dRunsItFrom64ChannelsOn) {
+TEST(Winograd, Conv2dRunsItFrom64ChannelsAnd64OutputTilesOn) {
   const cpu::ConvAlgorithm previous = cpu::convAlgorithm();
   auto forwardWith = [](cpu::ConvAlgorithm algorithm, const Tensor& x, const Tensor& w) {
     cpu::setConvAlgorithm(algorithm);
     return cpu::conv2dForward(x, w, Tensor(), padded(1)).toVector();
   };
+  // An 8x8 output is 2x2 tiles: batch 16 makes 64 tiles, batch 15 makes 60.
   for (int64_t channels : {32, 64}) {
-    const Tensor x = randomTensor({2, channels, 8, 8}, 21);
-    const Tensor w = randomTensor({channels, channels, 3, 3}, 22);
-    const auto automatic = forwardWith(cpu::ConvAlgorithm::Auto, x, w);
-    const auto winograd = forwardWith(cpu::ConvAlgorithm::Winograd, x, w);
-    const auto direct = forwardWith(cpu::ConvAlgorithm::Direct, x, w);
-    EXPECT_NE(winograd, direct) << "the two algorithms round differently";
-    EXPECT_EQ(automatic, channels >= 64 ? winograd : direct) << channels << " channels";
+    for (int64_t batch : {15, 16}) {
+      const Tensor x = randomTensor({batch, channels, 8, 8}, 21);
+      const Tensor w = randomTensor({channels, channels, 3, 3}, 22);
+      const auto automatic = forwardWith(cpu::ConvAlgorithm::Auto, x, w);
+      const auto winograd = forwardWith(cpu::ConvAlgorithm::Winograd, x, w);
+      const auto direct = forwardWith(cpu::ConvAlgorithm::Direct, x, w);
+      EXPECT_NE(winograd, direct) << "the two algorithms round differently";
+      EXPECT_EQ(automatic, channels >= 64 && batch >= 16 ? winograd : direct)
+          << channels << " channels, batch " << batch;
+    }
   }
   cpu::setConvAlgorithm(previous);
 }
