@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/cpu/dnnl_context.h"
+#include "core/cpu/pointwise_conv.h"
 #include "core/cpu/winograd.h"
 
 namespace imerge::cpu {
@@ -60,18 +61,30 @@ constexpr int64_t kWinogradMinChannels = 64;
 // 1.2x-1.3x, on 2026-12-07's AVX-512 machine).
 constexpr int64_t kWinogradMinTiles = 64;
 
-bool useWinograd(const Shape& weight, const Conv2dParams& params, const Shape& output) {
+// Which code computes a convolution.
+enum class ConvKernel {
+  OneDnn,     // oneDNN's direct kernels, with reorders from and to NCHW
+  Winograd,   // core/cpu/winograd.h
+  Pointwise,  // 1x1 as matrix products, core/cpu/pointwise_conv.h
+};
+
+ConvKernel chooseKernel(const Shape& weight, const Conv2dParams& params, const Shape& output) {
   switch (algorithmSetting().load()) {
     case ConvAlgorithm::Direct:
-      return false;
+      return ConvKernel::OneDnn;
     case ConvAlgorithm::Winograd:
-      return winogradApplies(weight, params);
-    case ConvAlgorithm::Auto:
+      if (winogradApplies(weight, params)) return ConvKernel::Winograd;
       break;
+    case ConvAlgorithm::Auto: {
+      const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
+      if (winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
+          weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles) {
+        return ConvKernel::Winograd;
+      }
+      break;
+    }
   }
-  const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
-  return winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
-         weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles;
+  return pointwiseApplies(weight, params) ? ConvKernel::Pointwise : ConvKernel::OneDnn;
 }
 }  // namespace
 
@@ -447,8 +460,13 @@ void backwardWeights(const Geometry& g, DiffDstCopies& diffDst, const Tensor& in
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params) {
   const Shape outputShape = conv2dOutputShape(input, weight, bias, params);
-  if (useWinograd(weight.shape(), params, outputShape)) {
-    return winogradConv2dForward(input, weight, bias, params, outputShape);
+  switch (chooseKernel(weight.shape(), params, outputShape)) {
+    case ConvKernel::Winograd:
+      return winogradConv2dForward(input, weight, bias, params, outputShape);
+    case ConvKernel::Pointwise:
+      return pointwiseConv2dForward(input, weight, bias);
+    case ConvKernel::OneDnn:
+      break;
   }
   const Geometry g =
       makeGeometry(input.shape(), weight.shape(), outputShape, params, bias.defined());
@@ -504,26 +522,31 @@ Conv2dGrads backward(const Operand& inputOperand, const Tensor* input, const Ope
   Conv2dGrads grads;
   DiffDstCopies diffDst{gradOutput, std::nullopt, memory(), Tensor()};
 
-  const bool winograd = useWinograd(weightShape, params, outputShape);
-  if (needInput && winograd) {
+  const ConvKernel kernel = chooseKernel(weightShape, params, outputShape);
+  if (needInput && kernel == ConvKernel::Winograd) {
     grads.input = winogradConv2dBackwardData(gradOutput, *weight, inputShape, params);
+  } else if (needInput && kernel == ConvKernel::Pointwise) {
+    grads.input = pointwiseConv2dBackwardData(gradOutput, *weight, inputShape);
   } else if (needInput) {
     // The data gradient does not depend on the bias: one primitive serves both cases.
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, false);
     grads.input = Tensor::empty(inputShape);  // [N, C_in, H, W]
     backwardData(g, diffDst, *weight, grads.input);
   }
-  if (needWeight && winograd) {
+  if (needWeight && kernel == ConvKernel::Winograd) {
     grads.weight = winogradConv2dBackwardWeights(*input, gradOutput, weightShape, params);
+  } else if (needWeight && kernel == ConvKernel::Pointwise) {
+    grads.weight = pointwiseConv2dBackwardWeights(*input, gradOutput, weightShape);
   } else if (needWeight) {
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, needBias);
     grads.weight = Tensor::empty(weightShape);                   // [C_out, C_in / groups, kH, kW]
     if (needBias) grads.bias = Tensor::empty({weightShape[0]});  // [C_out]
     backwardWeights(g, diffDst, *input, grads.weight, needBias ? &grads.bias : nullptr);
   }
-  // The bias alone (a frozen weight) or beside a Winograd weight gradient; oneDNN's direct
-  // backward-weights computes it in the same pass.
-  if (needBias && !(needWeight && !winograd)) grads.bias = biasGradient(gradOutput);
+  // The bias alone (a frozen weight) or beside a Winograd or pointwise weight gradient; oneDNN's
+  // direct backward-weights computes it in the same pass.
+  const bool oneDnnWeights = needWeight && kernel == ConvKernel::OneDnn;
+  if (needBias && !oneDnnWeights) grads.bias = biasGradient(gradOutput);
   return grads;
 }
 
