@@ -191,6 +191,9 @@ struct Geometry {
   Tag weightsTag;
   bool withBias;
   ConvLayout layout;
+  // convolution_auto lets oneDNN run its own Winograd kernel where this CPU has one (AVX-512)
+  // and it judges it faster; IMERGE_CONV_ALGORITHM=direct asks for the direct kernels only.
+  dnnl::algorithm algorithm;
   std::string key;
 
   memory::desc plainSrc() const { return {src, kF32, Tag::nchw}; }
@@ -237,13 +240,17 @@ Geometry makeGeometry(const Shape& input, const Shape& weight, const Shape& outp
   }
   g.withBias = withBias;
   g.layout = convLayout();
+  g.algorithm = algorithmSetting().load() == ConvAlgorithm::Direct
+                    ? dnnl::algorithm::convolution_direct
+                    : dnnl::algorithm::convolution_auto;
   g.key = shapeToString(input) + shapeToString(weight) + " s" + std::to_string(params.stride[0]) +
           "," + std::to_string(params.stride[1]) + " p" + std::to_string(params.padding[0]) + "," +
           std::to_string(params.padding[1]) + " e" + std::to_string(params.end()[0]) + "," +
           std::to_string(params.end()[1]) + " d" + std::to_string(params.dilation[0]) + "," +
           std::to_string(params.dilation[1]) + " g" + std::to_string(groups) +
           (withBias ? " bias" : " nobias") +
-          (g.layout == ConvLayout::Blocked ? " blocked" : " plain");
+          (g.layout == ConvLayout::Blocked ? " blocked" : " plain") +
+          (g.algorithm == dnnl::algorithm::convolution_direct ? " direct" : " auto");
   return g;
 }
 
@@ -267,7 +274,15 @@ memory wrap(const memory::desc& desc, const Tensor& tensor) {
 struct Step {
   dnnl::primitive primitive;
   memory::desc scratchpad;
+  bool winograd = false;  // oneDNN chose its own Winograd kernel (convolution_auto)
 };
+
+// The Step of a convolution primitive of type Primitive, built from its descriptor.
+template <typename Primitive, typename PrimitiveDesc>
+Step convolutionStep(const PrimitiveDesc& pd) {
+  return Step{Primitive(pd), pd.scratchpad_desc(),
+              std::string(pd.impl_info_str()).find("wino") != std::string::npos};
+}
 
 void run(const Step& step, std::unordered_map<int, memory> args) {
   Tensor scratchpad;  // [bytes / 4], alive until the primitive finished
@@ -320,7 +335,7 @@ struct Relayout {
 dnnl::convolution_forward::primitive_desc forwardPrimitiveDesc(const Geometry& g) {
   using dnnl::convolution_forward;
   const auto kind = dnnl::prop_kind::forward_training;
-  const auto algorithm = dnnl::algorithm::convolution_direct;
+  const auto algorithm = g.algorithm;
   std::optional<convolution_forward::desc> desc;
   if (g.withBias) {
     desc.emplace(kind, algorithm, g.computeSrc(), g.computeWeights(), g.plainBias(), g.computeDst(),
@@ -349,7 +364,7 @@ struct BackwardWeightsEntry {
 
 ForwardEntry buildForward(const Geometry& g) {
   auto pd = forwardPrimitiveDesc(g);
-  return {Step{dnnl::convolution_forward(pd), pd.scratchpad_desc()},
+  return {convolutionStep<dnnl::convolution_forward>(pd),
           Relayout::build(g.plainSrc(), pd.src_desc(), true),
           Relayout::build(g.plainWeights(), pd.weights_desc(), true),
           Relayout::build(g.plainDst(), pd.dst_desc(), false)};
@@ -358,11 +373,11 @@ ForwardEntry buildForward(const Geometry& g) {
 BackwardDataEntry buildBackwardData(const Geometry& g) {
   // Backward primitives need the forward's description as a hint; it is built, not run.
   auto hint = forwardPrimitiveDesc(g);
-  dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, g.computeSrc(),
-                                             g.computeWeights(), g.computeDst(), g.strides,
-                                             g.dilates, g.paddingLeft, g.paddingRight);
+  dnnl::convolution_backward_data::desc desc(g.algorithm, g.computeSrc(), g.computeWeights(),
+                                             g.computeDst(), g.strides, g.dilates, g.paddingLeft,
+                                             g.paddingRight);
   dnnl::convolution_backward_data::primitive_desc pd(desc, userScratchpad(), dnnlEngine(), hint);
-  return {Step{dnnl::convolution_backward_data(pd), pd.scratchpad_desc()},
+  return {convolutionStep<dnnl::convolution_backward_data>(pd),
           Relayout::build(g.plainDst(), pd.diff_dst_desc(), true),
           Relayout::build(g.plainWeights(), pd.weights_desc(), true),
           Relayout::build(g.plainSrc(), pd.diff_src_desc(), false)};
@@ -374,7 +389,7 @@ BackwardWeightsEntry buildBackwardWeights(const Geometry& g) {
   // oneDNN keeps the source plain when it has too few channels to fill a vector block (a
   // network's first layer); the weight gradient then reads it plain too, as the forward does.
   const memory::desc src = hint.src_desc() == g.plainSrc() ? g.plainSrc() : g.computeSrc();
-  const auto algorithm = dnnl::algorithm::convolution_direct;
+  const auto algorithm = g.algorithm;
   std::optional<convolution_backward_weights::desc> desc;
   if (g.withBias) {
     desc.emplace(algorithm, src, g.computeWeights(), g.plainBias(), g.computeDst(), g.strides,
@@ -384,7 +399,7 @@ BackwardWeightsEntry buildBackwardWeights(const Geometry& g) {
                  g.paddingLeft, g.paddingRight);
   }
   convolution_backward_weights::primitive_desc pd(*desc, userScratchpad(), dnnlEngine(), hint);
-  return {Step{convolution_backward_weights(pd), pd.scratchpad_desc()},
+  return {convolutionStep<convolution_backward_weights>(pd),
           Relayout::build(g.plainSrc(), pd.src_desc(), true),
           Relayout::build(g.plainDst(), pd.diff_dst_desc(), true),
           Relayout::build(g.plainWeights(), pd.diff_weights_desc(), false)};
@@ -423,10 +438,29 @@ struct DiffDstCopies {
   }
 };
 
+const ForwardEntry& forwardEntry(const Geometry& g) {
+  return forwardCache().getOrBuild("fwd " + g.key, [&] { return buildForward(g); });
+}
+const BackwardDataEntry& backwardDataEntry(const Geometry& g) {
+  return backwardDataCache().getOrBuild("bwd_data " + g.key, [&] { return buildBackwardData(g); });
+}
+const BackwardWeightsEntry& backwardWeightsEntry(const Geometry& g) {
+  return backwardWeightsCache().getOrBuild("bwd_weights " + g.key,
+                                           [&] { return buildBackwardWeights(g); });
+}
+
+// In Auto, our Winograd gives way to oneDNN's own where oneDNN has one for this CPU (AVX-512)
+// and convolution_auto picks it for the pass: on 2026-12-07's AVX-512 machine that was faster
+// on most such layers and passes (docs/performance.md). Elsewhere (AVX2) oneDNN never picks it.
+ConvKernel passKernel(ConvKernel chosen, const Step& oneDnnStep) {
+  const bool oneDnnWinograd =
+      algorithmSetting().load() == ConvAlgorithm::Auto && oneDnnStep.winograd;
+  return chosen == ConvKernel::Winograd && oneDnnWinograd ? ConvKernel::OneDnn : chosen;
+}
+
 void backwardData(const Geometry& g, DiffDstCopies& diffDst, const Tensor& weight,
                   Tensor& gradInput) {
-  const BackwardDataEntry& entry =
-      backwardDataCache().getOrBuild("bwd_data " + g.key, [&] { return buildBackwardData(g); });
+  const BackwardDataEntry& entry = backwardDataEntry(g);
   Tensor diffDstCopy, weightsCopy, diffSrcStaging;
   memory diffDstMemory = diffDst.get(entry.diffDst, diffDstCopy);
   memory weightsMemory = entry.weights.in(weight, weightsCopy);
@@ -439,8 +473,7 @@ void backwardData(const Geometry& g, DiffDstCopies& diffDst, const Tensor& weigh
 
 void backwardWeights(const Geometry& g, DiffDstCopies& diffDst, const Tensor& input,
                      Tensor& gradWeight, Tensor* gradBias) {
-  const BackwardWeightsEntry& entry = backwardWeightsCache().getOrBuild(
-      "bwd_weights " + g.key, [&] { return buildBackwardWeights(g); });
+  const BackwardWeightsEntry& entry = backwardWeightsEntry(g);
   Tensor srcCopy, diffDstCopy, diffWeightsStaging;
   memory srcMemory = entry.src.in(input, srcCopy);
   memory diffDstMemory = diffDst.get(entry.diffDst, diffDstCopy);
@@ -460,18 +493,14 @@ void backwardWeights(const Geometry& g, DiffDstCopies& diffDst, const Tensor& in
 Tensor conv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                      const Conv2dParams& params) {
   const Shape outputShape = conv2dOutputShape(input, weight, bias, params);
-  switch (chooseKernel(weight.shape(), params, outputShape)) {
-    case ConvKernel::Winograd:
-      return winogradConv2dForward(input, weight, bias, params, outputShape);
-    case ConvKernel::Pointwise:
-      return pointwiseConv2dForward(input, weight, bias);
-    case ConvKernel::OneDnn:
-      break;
-  }
+  const ConvKernel chosen = chooseKernel(weight.shape(), params, outputShape);
+  if (chosen == ConvKernel::Pointwise) return pointwiseConv2dForward(input, weight, bias);
   const Geometry g =
       makeGeometry(input.shape(), weight.shape(), outputShape, params, bias.defined());
-  const ForwardEntry& entry =
-      forwardCache().getOrBuild("fwd " + g.key, [&] { return buildForward(g); });
+  const ForwardEntry& entry = forwardEntry(g);
+  if (passKernel(chosen, entry.convolution) == ConvKernel::Winograd) {
+    return winogradConv2dForward(input, weight, bias, params, outputShape);
+  }
 
   Tensor output = Tensor::empty(outputShape);  // [N, C_out, H_out, W_out]
   // Reordered copies: src [N, C_in, H, W] and weights in the primitive's layout, dst likewise.
@@ -522,30 +551,41 @@ Conv2dGrads backward(const Operand& inputOperand, const Tensor* input, const Ope
   Conv2dGrads grads;
   DiffDstCopies diffDst{gradOutput, std::nullopt, memory(), Tensor()};
 
-  const ConvKernel kernel = chooseKernel(weightShape, params, outputShape);
-  if (needInput && kernel == ConvKernel::Winograd) {
-    grads.input = winogradConv2dBackwardData(gradOutput, *weight, inputShape, params);
-  } else if (needInput && kernel == ConvKernel::Pointwise) {
-    grads.input = pointwiseConv2dBackwardData(gradOutput, *weight, inputShape);
-  } else if (needInput) {
+  const ConvKernel chosen = chooseKernel(weightShape, params, outputShape);
+  if (needInput) {
     // The data gradient does not depend on the bias: one primitive serves both cases.
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, false);
-    grads.input = Tensor::empty(inputShape);  // [N, C_in, H, W]
-    backwardData(g, diffDst, *weight, grads.input);
+    const ConvKernel kernel = chosen == ConvKernel::Pointwise
+                                  ? chosen
+                                  : passKernel(chosen, backwardDataEntry(g).convolution);
+    if (kernel == ConvKernel::Winograd) {
+      grads.input = winogradConv2dBackwardData(gradOutput, *weight, inputShape, params);
+    } else if (kernel == ConvKernel::Pointwise) {
+      grads.input = pointwiseConv2dBackwardData(gradOutput, *weight, inputShape);
+    } else {
+      grads.input = Tensor::empty(inputShape);  // [N, C_in, H, W]
+      backwardData(g, diffDst, *weight, grads.input);
+    }
   }
-  if (needWeight && kernel == ConvKernel::Winograd) {
-    grads.weight = winogradConv2dBackwardWeights(*input, gradOutput, weightShape, params);
-  } else if (needWeight && kernel == ConvKernel::Pointwise) {
-    grads.weight = pointwiseConv2dBackwardWeights(*input, gradOutput, weightShape);
-  } else if (needWeight) {
+  bool oneDnnWeights = false;
+  if (needWeight) {
     const Geometry g = makeGeometry(inputShape, weightShape, outputShape, params, needBias);
-    grads.weight = Tensor::empty(weightShape);                   // [C_out, C_in / groups, kH, kW]
-    if (needBias) grads.bias = Tensor::empty({weightShape[0]});  // [C_out]
-    backwardWeights(g, diffDst, *input, grads.weight, needBias ? &grads.bias : nullptr);
+    const ConvKernel kernel = chosen == ConvKernel::Pointwise
+                                  ? chosen
+                                  : passKernel(chosen, backwardWeightsEntry(g).convolution);
+    if (kernel == ConvKernel::Winograd) {
+      grads.weight = winogradConv2dBackwardWeights(*input, gradOutput, weightShape, params);
+    } else if (kernel == ConvKernel::Pointwise) {
+      grads.weight = pointwiseConv2dBackwardWeights(*input, gradOutput, weightShape);
+    } else {
+      grads.weight = Tensor::empty(weightShape);                   // [C_out, C_in / groups, kH, kW]
+      if (needBias) grads.bias = Tensor::empty({weightShape[0]});  // [C_out]
+      backwardWeights(g, diffDst, *input, grads.weight, needBias ? &grads.bias : nullptr);
+      oneDnnWeights = true;
+    }
   }
   // The bias alone (a frozen weight) or beside a Winograd or pointwise weight gradient; oneDNN's
-  // direct backward-weights computes it in the same pass.
-  const bool oneDnnWeights = needWeight && kernel == ConvKernel::OneDnn;
+  // backward-weights computes it in the same pass.
   if (needBias && !oneDnnWeights) grads.bias = biasGradient(gradOutput);
   return grads;
 }

@@ -49,17 +49,19 @@ enum class ConvLayout {
 ConvLayout convLayout();
 void setConvLayout(ConvLayout layout);
 
-// Which algorithm a 3x3, stride-1 convolution runs (core/cpu/winograd.h); every other shape
+// Which algorithm a convolution runs: a 3x3, stride-1 one may run Winograd (core/cpu/winograd.h),
+// a 1x1, stride-1 unpadded one sgemm per image (core/cpu/pointwise_conv.h); every other shape
 // always runs oneDNN's direct kernels.
 enum class ConvAlgorithm {
   // Winograd F(4x4, 3x3) where it was measured faster than oneDNN's direct kernels (both the
-  // input and the output have at least 64 channels, and the batch at least 64 output tiles),
-  // direct elsewhere.
+  // input and the output have at least 64 channels, and the batch at least 64 output tiles)
+  // unless oneDNN has a Winograd kernel of its own for the pass on this CPU and picks it
+  // (convolution_auto; AVX-512 only), sgemm for the 1x1 layers, oneDNN's choice elsewhere.
   Auto,
   // oneDNN's direct kernels everywhere (IMERGE_CONV_ALGORITHM=direct; for measurements).
   Direct,
   // Winograd wherever winogradApplies, whatever the channels (IMERGE_CONV_ALGORITHM=winograd;
-  // lets the tests check it on small shapes).
+  // lets the tests check it on small shapes), and sgemm for the 1x1 layers as in Auto.
   Winograd,
 };
 ConvAlgorithm convAlgorithm();
