@@ -61,6 +61,12 @@ constexpr int64_t kWinogradMinChannels = 64;
 // 1.2x-1.3x, on 2026-12-07's AVX-512 machine).
 constexpr int64_t kWinogradMinTiles = 64;
 
+// 1x1 layers run as one sgemm per image from this many output elements per channel on: with
+// thinner products oneDNN's blocked kernels win even with their reorders (ResNet-50 at batch 8,
+// 2026-12-07: 1.2x-2.1x faster here at 56x56 and 28x28, 0.8x-1.1x at 14x14, 0.6x-1.3x at 7x7;
+// bench/conv_algorithms.cpp).
+constexpr int64_t kPointwiseMinPlane = 256;
+
 // Which code computes a convolution.
 enum class ConvKernel {
   OneDnn,     // oneDNN's direct kernels, with reorders from and to NCHW
@@ -72,19 +78,22 @@ ConvKernel chooseKernel(const Shape& weight, const Conv2dParams& params, const S
   switch (algorithmSetting().load()) {
     case ConvAlgorithm::Direct:
       return ConvKernel::OneDnn;
-    case ConvAlgorithm::Winograd:
+    case ConvAlgorithm::Winograd:  // ours wherever they apply
       if (winogradApplies(weight, params)) return ConvKernel::Winograd;
+      if (pointwiseApplies(weight, params)) return ConvKernel::Pointwise;
+      return ConvKernel::OneDnn;
+    case ConvAlgorithm::Auto:
       break;
-    case ConvAlgorithm::Auto: {
-      const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
-      if (winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
-          weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles) {
-        return ConvKernel::Winograd;
-      }
-      break;
-    }
   }
-  return pointwiseApplies(weight, params) ? ConvKernel::Pointwise : ConvKernel::OneDnn;
+  const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
+  if (winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
+      weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles) {
+    return ConvKernel::Winograd;
+  }
+  if (pointwiseApplies(weight, params) && output[2] * output[3] >= kPointwiseMinPlane) {
+    return ConvKernel::Pointwise;
+  }
+  return ConvKernel::OneDnn;
 }
 }  // namespace
 

@@ -61,7 +61,7 @@ enum class ConvAlgorithm {
   // oneDNN's direct kernels everywhere (IMERGE_CONV_ALGORITHM=direct; for measurements).
   Direct,
   // Winograd wherever winogradApplies, whatever the channels (IMERGE_CONV_ALGORITHM=winograd;
-  // lets the tests check it on small shapes), and sgemm for the 1x1 layers as in Auto.
+  // lets the tests check it on small shapes), and sgemm for every 1x1 stride-1 layer.
   Winograd,
 };
 ConvAlgorithm convAlgorithm();
