@@ -203,6 +203,9 @@ struct Geometry {
   // convolution_auto lets oneDNN run its own Winograd kernel where this CPU has one (AVX-512)
   // and it judges it faster; IMERGE_CONV_ALGORITHM=direct asks for the direct kernels only.
   dnnl::algorithm algorithm;
+  // The most scratchpad oneDNN's Winograd may take before the direct kernels are used instead:
+  // what our own Winograd's buffers would hold for this convolution.
+  size_t winogradScratchpadBudget;
   std::string key;
 
   memory::desc plainSrc() const { return {src, kF32, Tag::nchw}; }
@@ -252,6 +255,7 @@ Geometry makeGeometry(const Shape& input, const Shape& weight, const Shape& outp
   g.algorithm = algorithmSetting().load() == ConvAlgorithm::Direct
                     ? dnnl::algorithm::convolution_direct
                     : dnnl::algorithm::convolution_auto;
+  g.winogradScratchpadBudget = winogradBufferBytes(weight, output);
   g.key = shapeToString(input) + shapeToString(weight) + " s" + std::to_string(params.stride[0]) +
           "," + std::to_string(params.stride[1]) + " p" + std::to_string(params.padding[0]) + "," +
           std::to_string(params.padding[1]) + " e" + std::to_string(params.end()[0]) + "," +
@@ -286,11 +290,14 @@ struct Step {
   bool winograd = false;  // oneDNN chose its own Winograd kernel (convolution_auto)
 };
 
+bool isWinograd(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("wino") != std::string::npos;
+}
+
 // The Step of a convolution primitive of type Primitive, built from its descriptor.
 template <typename Primitive, typename PrimitiveDesc>
 Step convolutionStep(const PrimitiveDesc& pd) {
-  return Step{Primitive(pd), pd.scratchpad_desc(),
-              std::string(pd.impl_info_str()).find("wino") != std::string::npos};
+  return Step{Primitive(pd), pd.scratchpad_desc(), isWinograd(pd)};
 }
 
 void run(const Step& step, std::unordered_map<int, memory> args) {
@@ -341,19 +348,35 @@ struct Relayout {
   }
 };
 
+// make(algorithm) builds a primitive descriptor. With convolution_auto, oneDNN may pick its own
+// Winograd kernel (AVX-512 only); when that one's scratchpad outgrows g's budget the direct
+// kernels are used instead: without the bound, oneDNN's Winograd raised the peak memory of
+// ResNet-18 (32x32, batch 32) from 509 to 644 MiB and VGG-16's past PyTorch's
+// (docs/performance.md).
+template <typename MakeDesc>
+auto boundedAuto(const Geometry& g, MakeDesc make) {
+  auto pd = make(g.algorithm);
+  if (g.algorithm == dnnl::algorithm::convolution_auto && isWinograd(pd) &&
+      pd.scratchpad_desc().get_size() > g.winogradScratchpadBudget) {
+    return make(dnnl::algorithm::convolution_direct);
+  }
+  return pd;
+}
+
 dnnl::convolution_forward::primitive_desc forwardPrimitiveDesc(const Geometry& g) {
   using dnnl::convolution_forward;
-  const auto kind = dnnl::prop_kind::forward_training;
-  const auto algorithm = g.algorithm;
-  std::optional<convolution_forward::desc> desc;
-  if (g.withBias) {
-    desc.emplace(kind, algorithm, g.computeSrc(), g.computeWeights(), g.plainBias(), g.computeDst(),
-                 g.strides, g.dilates, g.paddingLeft, g.paddingRight);
-  } else {
-    desc.emplace(kind, algorithm, g.computeSrc(), g.computeWeights(), g.computeDst(), g.strides,
-                 g.dilates, g.paddingLeft, g.paddingRight);
-  }
-  return convolution_forward::primitive_desc(*desc, userScratchpad(), dnnlEngine());
+  return boundedAuto(g, [&](dnnl::algorithm algorithm) {
+    const auto kind = dnnl::prop_kind::forward_training;
+    std::optional<convolution_forward::desc> desc;
+    if (g.withBias) {
+      desc.emplace(kind, algorithm, g.computeSrc(), g.computeWeights(), g.plainBias(),
+                   g.computeDst(), g.strides, g.dilates, g.paddingLeft, g.paddingRight);
+    } else {
+      desc.emplace(kind, algorithm, g.computeSrc(), g.computeWeights(), g.computeDst(), g.strides,
+                   g.dilates, g.paddingLeft, g.paddingRight);
+    }
+    return convolution_forward::primitive_desc(*desc, userScratchpad(), dnnlEngine());
+  });
 }
 
 struct ForwardEntry {
@@ -382,10 +405,13 @@ ForwardEntry buildForward(const Geometry& g) {
 BackwardDataEntry buildBackwardData(const Geometry& g) {
   // Backward primitives need the forward's description as a hint; it is built, not run.
   auto hint = forwardPrimitiveDesc(g);
-  dnnl::convolution_backward_data::desc desc(g.algorithm, g.computeSrc(), g.computeWeights(),
-                                             g.computeDst(), g.strides, g.dilates, g.paddingLeft,
-                                             g.paddingRight);
-  dnnl::convolution_backward_data::primitive_desc pd(desc, userScratchpad(), dnnlEngine(), hint);
+  auto pd = boundedAuto(g, [&](dnnl::algorithm algorithm) {
+    dnnl::convolution_backward_data::desc desc(algorithm, g.computeSrc(), g.computeWeights(),
+                                               g.computeDst(), g.strides, g.dilates, g.paddingLeft,
+                                               g.paddingRight);
+    return dnnl::convolution_backward_data::primitive_desc(desc, userScratchpad(), dnnlEngine(),
+                                                           hint);
+  });
   return {convolutionStep<dnnl::convolution_backward_data>(pd),
           Relayout::build(g.plainDst(), pd.diff_dst_desc(), true),
           Relayout::build(g.plainWeights(), pd.weights_desc(), true),
@@ -398,16 +424,18 @@ BackwardWeightsEntry buildBackwardWeights(const Geometry& g) {
   // oneDNN keeps the source plain when it has too few channels to fill a vector block (a
   // network's first layer); the weight gradient then reads it plain too, as the forward does.
   const memory::desc src = hint.src_desc() == g.plainSrc() ? g.plainSrc() : g.computeSrc();
-  const auto algorithm = g.algorithm;
-  std::optional<convolution_backward_weights::desc> desc;
-  if (g.withBias) {
-    desc.emplace(algorithm, src, g.computeWeights(), g.plainBias(), g.computeDst(), g.strides,
-                 g.dilates, g.paddingLeft, g.paddingRight);
-  } else {
-    desc.emplace(algorithm, src, g.computeWeights(), g.computeDst(), g.strides, g.dilates,
-                 g.paddingLeft, g.paddingRight);
-  }
-  convolution_backward_weights::primitive_desc pd(*desc, userScratchpad(), dnnlEngine(), hint);
+  auto pd = boundedAuto(g, [&](dnnl::algorithm algorithm) {
+    std::optional<convolution_backward_weights::desc> desc;
+    if (g.withBias) {
+      desc.emplace(algorithm, src, g.computeWeights(), g.plainBias(), g.computeDst(), g.strides,
+                   g.dilates, g.paddingLeft, g.paddingRight);
+    } else {
+      desc.emplace(algorithm, src, g.computeWeights(), g.computeDst(), g.strides, g.dilates,
+                   g.paddingLeft, g.paddingRight);
+    }
+    return convolution_backward_weights::primitive_desc(*desc, userScratchpad(), dnnlEngine(),
+                                                        hint);
+  });
   return {convolutionStep<convolution_backward_weights>(pd),
           Relayout::build(g.plainSrc(), pd.src_desc(), true),
           Relayout::build(g.plainDst(), pd.diff_dst_desc(), true),
@@ -459,8 +487,9 @@ const BackwardWeightsEntry& backwardWeightsEntry(const Geometry& g) {
 }
 
 // In Auto, our Winograd gives way to oneDNN's own where oneDNN has one for this CPU (AVX-512)
-// and convolution_auto picks it for the pass: on 2026-12-07's AVX-512 machine that was faster
-// on most such layers and passes (docs/performance.md). Elsewhere (AVX2) oneDNN never picks it.
+// and picks it for the pass within the scratchpad bound (boundedAuto): on 2026-12-07's AVX-512
+// machine that was faster on most such layers and passes (docs/performance.md). Elsewhere
+// (AVX2) oneDNN never picks it.
 ConvKernel passKernel(ConvKernel chosen, const Step& oneDnnStep) {
   const bool oneDnnWinograd =
       algorithmSetting().load() == ConvAlgorithm::Auto && oneDnnStep.winograd;

@@ -302,6 +302,15 @@ void convolveTiles(const float* x, const Tiling& t, const Tensor& kernels, const
 
 }  // namespace
 
+size_t winogradBufferBytes(const Shape& weight, const Shape& produced) {
+  const int64_t channels = weight[0] + weight[1];
+  const int64_t tiles = produced[0] * ((produced[2] + kOutputTile - 1) / kOutputTile) *
+                        ((produced[3] + kOutputTile - 1) / kOutputTile);
+  const int64_t block = tilesPerBlock(kPoints * channels, tiles);
+  const int64_t floats = kPoints * channels * block + kPoints * weight[0] * weight[1];
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
 bool winogradApplies(const Shape& weight, const Conv2dParams& params) {
   return weight.size() == 4 && weight[2] == 3 && weight[3] == 3 && params.groups == 1 &&
          params.stride == std::array<int64_t, 2>{1, 1} &&

@@ -30,6 +30,11 @@ namespace imerge::cpu {
 // that the data gradient is a convolution with non-negative padding).
 bool winogradApplies(const Shape& weight, const Conv2dParams& params);
 
+// The bytes of the temporary buffers a call of the functions below holds at once for weight
+// [K, C, 3, 3] and an output (or, for the data gradient, input) of `produced`'s shape: the
+// transformed tiles of one block and the transformed kernels.
+size_t winogradBufferBytes(const Shape& weight, const Shape& produced);
+
 // input [N, C, H, W], weight [K, C, 3, 3], bias [K] or undefined -> output [N, K, Ho, Wo]
 Tensor winogradConv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                              const Conv2dParams& params, const Shape& outputShape);
