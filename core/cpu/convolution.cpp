@@ -69,7 +69,7 @@ constexpr int64_t kPointwiseMinPlane = 256;
 
 // Which code computes a convolution.
 enum class ConvKernel {
-  OneDnn,     // oneDNN's direct kernels, with reorders from and to NCHW
+  OneDnn,     // oneDNN's (direct, or on AVX-512 its Winograd), reordering from and to NCHW
   Winograd,   // core/cpu/winograd.h
   Pointwise,  // 1x1 as matrix products, core/cpu/pointwise_conv.h
 };
