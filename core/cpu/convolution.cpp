@@ -57,13 +57,13 @@ std::atomic<ConvAlgorithm>& algorithmSetting() {
 constexpr int64_t kWinogradMinChannels = 64;
 // Nor with fewer 4x4 output tiles than this in the batch: the kernels' transform, 36 values per
 // input and output channel at every call, is then shared by too few products (ResNet-18's 7x7
-// layers at batch 8 have 32 tiles and ran 0.85x-0.92x of direct; 14x14 ones have 128 and ran
+// layers at batch 8 have 32 tiles and ran 0.85x-1.00x of direct; 14x14 ones have 128 and ran
 // 1.2x-1.3x, on 2026-12-07's AVX-512 machine).
 constexpr int64_t kWinogradMinTiles = 64;
 
 // 1x1 layers run as one sgemm per image from this many output elements per channel on: with
 // thinner products oneDNN's blocked kernels win even with their reorders (ResNet-50 at batch 8,
-// 2026-12-07: 1.2x-2.1x faster here at 56x56 and 28x28, 0.8x-1.1x at 14x14, 0.6x-1.3x at 7x7;
+// 2026-12-07: 1.2x-2.1x faster here at 56x56 and 28x28, 0.8x-1.2x at 14x14, 0.6x-1.3x at 7x7;
 // bench/conv_algorithms.cpp).
 constexpr int64_t kPointwiseMinPlane = 256;
 
@@ -350,7 +350,7 @@ struct Relayout {
 
 // make(algorithm) builds a primitive descriptor. With convolution_auto, oneDNN may pick its own
 // Winograd kernel (AVX-512 only); when that one's scratchpad outgrows g's budget the direct
-// kernels are used instead: without the bound, oneDNN's Winograd raised the peak memory of
+// kernels are used instead: without the bound, oneDNN's Winograd raised the peak RSS of
 // ResNet-18 (32x32, batch 32) from 509 to 644 MiB and VGG-16's past PyTorch's
 // (docs/performance.md).
 template <typename MakeDesc>

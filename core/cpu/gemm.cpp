@@ -42,7 +42,7 @@ void sgemm(Transpose transposeA, Transpose transposeB, int64_t m, int64_t n, int
   }
   // oneDNN's sgemm is row-major, takes 64-bit sizes and picks its kernel from the CPU it runs
   // on. OpenBLAS 0.3.21 (Debian 12) takes an AVX-512 AMD EPYC for Haswell and runs its AVX2
-  // kernels there at half the speed (docs/performance.md, "The matrix products").
+  // kernels there at half the speed (docs/performance.md, issue 14).
   const dnnl_status_t status = dnnl_sgemm(toDnnl(transposeA), toDnnl(transposeB), m, n, k, alpha, a,
                                           lda, b, ldb, beta, c, ldc);
   IMERGE_CHECK(status == dnnl_success, "sgemm: oneDNN refused the product [", m, ", ", k, "] x [",
