@@ -85,9 +85,8 @@ ConvKernel chooseKernel(const Shape& weight, const Conv2dParams& params, const S
     case ConvAlgorithm::Auto:
       break;
   }
-  const int64_t tiles = output[0] * ((output[2] + 3) / 4) * ((output[3] + 3) / 4);
   if (winogradApplies(weight, params) && weight[0] >= kWinogradMinChannels &&
-      weight[1] >= kWinogradMinChannels && tiles >= kWinogradMinTiles) {
+      weight[1] >= kWinogradMinChannels && winogradTileCount(output) >= kWinogradMinTiles) {
     return ConvKernel::Winograd;
   }
   if (pointwiseApplies(weight, params) && output[2] * output[3] >= kPointwiseMinPlane) {

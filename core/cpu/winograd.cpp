@@ -302,11 +302,14 @@ void convolveTiles(const float* x, const Tiling& t, const Tensor& kernels, const
 
 }  // namespace
 
+int64_t winogradTileCount(const Shape& produced) {
+  return produced[0] * ((produced[2] + kOutputTile - 1) / kOutputTile) *
+         ((produced[3] + kOutputTile - 1) / kOutputTile);
+}
+
 size_t winogradBufferBytes(const Shape& weight, const Shape& produced) {
   const int64_t channels = weight[0] + weight[1];
-  const int64_t tiles = produced[0] * ((produced[2] + kOutputTile - 1) / kOutputTile) *
-                        ((produced[3] + kOutputTile - 1) / kOutputTile);
-  const int64_t block = tilesPerBlock(kPoints * channels, tiles);
+  const int64_t block = tilesPerBlock(kPoints * channels, winogradTileCount(produced));
   const int64_t floats = kPoints * channels * block + kPoints * weight[0] * weight[1];
   return static_cast<size_t>(floats) * sizeof(float);
 }

@@ -35,6 +35,9 @@ bool winogradApplies(const Shape& weight, const Conv2dParams& params);
 // transformed tiles of one block and the transformed kernels.
 size_t winogradBufferBytes(const Shape& weight, const Shape& produced);
 
+// The 4x4 tiles covering a batch's [N, C, H, W] output (or, for the data gradient, input).
+int64_t winogradTileCount(const Shape& produced);
+
 // input [N, C, H, W], weight [K, C, 3, 3], bias [K] or undefined -> output [N, K, Ho, Wo]
 Tensor winogradConv2dForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                              const Conv2dParams& params, const Shape& outputShape);
