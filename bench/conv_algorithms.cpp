@@ -5,12 +5,11 @@
 // backward-weights, the best of --repeats after one warm-up. The table is what
 // ConvAlgorithm::Auto's rule in core/cpu/convolution.cpp was chosen from.
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
 
+#include "bench/best_time.h"
 #include "core/cpu/convolution.h"
 #include "core/device.h"
 #include "core/random.h"
@@ -60,15 +59,7 @@ const Problem kProblems[] = {
 };
 
 double bestMilliseconds(int repeats, const std::function<void()>& pass) {
-  double best = 1e30;
-  for (int i = 0; i <= repeats; ++i) {  // i == 0 is the warm-up
-    const auto start = std::chrono::steady_clock::now();
-    pass();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (i > 0) best = std::min(best, ms);
-  }
-  return best;
+  return 1000 * imerge::bench::bestSeconds(repeats, pass);
 }
 
 struct PassTimes {

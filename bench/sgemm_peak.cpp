@@ -8,30 +8,14 @@
 #include <cblas.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <functional>
 #include <vector>
 
+#include "bench/best_time.h"
 #include "core/cpu/gemm.h"
 #include "core/device.h"
 
 extern "C" void openblas_set_num_threads(int);
-
-namespace {
-double bestSeconds(int repeats, const std::function<void()>& product) {
-  double best = 1e30;
-  for (int i = 0; i <= repeats; ++i) {  // i == 0 is the warm-up
-    const auto start = std::chrono::steady_clock::now();
-    product();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i > 0) best = std::min(best, seconds);
-  }
-  return best;
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   int size = 2048;
@@ -56,11 +40,11 @@ int main(int argc, char** argv) {
         "\"best_ms\": %.3f, \"gflops\": %.1f}\n",
         library, size, threads, repeats, seconds * 1000, gflop / seconds);
   };
-  report("onednn", bestSeconds(repeats, [&] {
+  report("onednn", imerge::bench::bestSeconds(repeats, [&] {
            imerge::cpu::sgemm(imerge::Transpose::No, imerge::Transpose::No, size, size, size, 1.0f,
                               a.data(), size, b.data(), size, 0.0f, c.data(), size);
          }));
-  report("openblas", bestSeconds(repeats, [&] {
+  report("openblas", imerge::bench::bestSeconds(repeats, [&] {
            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, size, size, size, 1.0f, a.data(),
                        size, b.data(), size, 0.0f, c.data(), size);
          }));
