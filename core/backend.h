@@ -100,6 +100,24 @@ class Backend {
                                                        const Tensor& savedMean,
                                                        const Tensor& savedSpread,
                                                        float eps) const = 0;
+  // relu(batchNorm(x)) in training, and its backward from relu's output (which decides which
+  // gradients pass) and batchNormTrainingForward's saved statistics. A backend with a fused
+  // kernel overrides them (the CPU's: one pass over the activation fewer each way); these
+  // defaults run the two kernels in turn, so every backend has them.
+  virtual BatchNormTrainingOutput batchNormReluTrainingForward(
+      const Tensor& input, const Tensor& weight, const Tensor& bias, Tensor& runningMean,
+      Tensor& runningVar, float momentum, float eps) const {
+    BatchNormTrainingOutput result =
+        batchNormTrainingForward(input, weight, bias, runningMean, runningVar, momentum, eps);
+    result.output = reluForward(result.output);
+    return result;
+  }
+  virtual BatchNormGradients batchNormReluTrainingBackward(
+      const Tensor& gradOutput, const Tensor& reluOutput, const Tensor& input, const Tensor& weight,
+      const Tensor& savedMean, const Tensor& savedSpread, float eps) const {
+    return batchNormTrainingBackward(reluBackward(gradOutput, reluOutput), input, weight, savedMean,
+                                     savedSpread, eps);
+  }
   // Normalises with given statistics (the running ones, in evaluation), and its backward, in
   // which the statistics are constants.
   virtual Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight,

@@ -13,10 +13,20 @@ BatchNorm2d::BatchNorm2d(int64_t channels, float eps, float momentum)
       batchesTracked_(registerBuffer("num_batches_tracked", Tensor::zeros({1}, DType::Int64))) {}
 
 Variable BatchNorm2d::forward(const Variable& input) {
+  return normalise(input, /*reluAfter=*/false);
+}
+
+Variable BatchNorm2d::forwardRelu(const Variable& input) {
+  return normalise(input, /*reluAfter=*/true);
+}
+
+Variable BatchNorm2d::normalise(const Variable& input, bool reluAfter) {
   runForwardPreHook();
   if (isTraining()) ++batchesTracked_.data<int64_t>()[0];
-  return autograd::batchNorm2d(input, weight_, bias_, runningMean_, runningVar_,
-                               {isTraining(), momentum_, eps_});
+  const autograd::BatchNormOptions options{isTraining(), momentum_, eps_};
+  return reluAfter
+             ? autograd::batchNormRelu2d(input, weight_, bias_, runningMean_, runningVar_, options)
+             : autograd::batchNorm2d(input, weight_, bias_, runningMean_, runningVar_, options);
 }
 
 std::string BatchNorm2d::describe() const {

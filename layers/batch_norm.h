@@ -12,6 +12,9 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(int64_t channels, float eps = 1e-5f, float momentum = 0.1f);
 
   Variable forward(const Variable& input) override;
+  // relu(forward(input)) as one fused op (autograd::batchNormRelu2d), for the blocks that
+  // follow a batch norm with relu.
+  Variable forwardRelu(const Variable& input);
   std::string describe() const override;
 
   Variable& weight() { return weight_; }  // gamma [C], initialised to 1
@@ -28,6 +31,8 @@ class BatchNorm2d : public Module {
   Tensor& runningMean_;
   Tensor& runningVar_;
   Tensor& batchesTracked_;  // int64 [1]; kept for PyTorch checkpoint compatibility
+
+  Variable normalise(const Variable& input, bool reluAfter);
 };
 
 }  // namespace imerge::layers

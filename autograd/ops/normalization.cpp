@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "autograd/grad_mode.h"
+#include "autograd/ops/elementwise.h"
 #include "core/backend.h"
 
 namespace imerge::autograd {
@@ -33,10 +34,10 @@ void checkRunningStatistic(const char* what, const Tensor& statistic, const Tens
                " does not match ", input.dim(1), " channels of input ", input.describe());
 }
 
-}  // namespace
-
-Variable batchNorm2d(const Variable& input, const Variable& weight, const Variable& bias,
-                     Tensor& runningMean, Tensor& runningVar, const BatchNormOptions& options) {
+// batchNorm2d, and with reluAfter relu of it fused into the training kernels.
+Variable normalise(const Variable& input, const Variable& weight, const Variable& bias,
+                   Tensor& runningMean, Tensor& runningVar, const BatchNormOptions& options,
+                   bool reluAfter) {
   IMERGE_CHECK(input.defined(), "batchNorm2d: input is undefined");
   const Tensor& x = input.tensor();
   IMERGE_CHECK(x.dtype() == DType::Float32 && x.ndim() == 4, "batchNorm2d: input ", x.describe(),
@@ -57,6 +58,19 @@ Variable batchNorm2d(const Variable& input, const Variable& weight, const Variab
                  " has one value per channel; training needs more than one to normalise");
     // The backend updates the running statistics (when tracked) and saves, for its own
     // backward, the batch statistics in the form that backward takes.
+    if (reluAfter) {
+      BatchNormTrainingOutput result = backend.batchNormReluTrainingForward(
+          x, gamma, beta, runningMean, runningVar, options.momentum, eps);
+      // The output decides which gradients pass relu, as in autograd::relu; the next layer
+      // keeps it anyway.
+      return Variable(
+          result.output, {input, weight, bias},
+          [x, gamma, output = result.output, mean = result.savedMean, spread = result.savedSpread,
+           eps, &backend](std::vector<Variable>& inputs, const Tensor& gradOutput) {
+            addGradients(inputs, backend.batchNormReluTrainingBackward(gradOutput, output, x, gamma,
+                                                                       mean, spread, eps));
+          });
+    }
     BatchNormTrainingOutput result = backend.batchNormTrainingForward(
         x, gamma, beta, runningMean, runningVar, options.momentum, eps);
     return Variable(result.output, {input, weight, bias},
@@ -65,6 +79,10 @@ Variable batchNorm2d(const Variable& input, const Variable& weight, const Variab
                       addGradients(inputs, backend.batchNormTrainingBackward(gradOutput, x, gamma,
                                                                              mean, spread, eps));
                     });
+  }
+  // Evaluation is not fused: it runs once per batch and keeps no graph in inference.
+  if (reluAfter) {
+    return relu(normalise(input, weight, bias, runningMean, runningVar, options, false));
   }
 
   checkRunningStatistic("running mean", runningMean, x);
@@ -82,6 +100,18 @@ Variable batchNorm2d(const Variable& input, const Variable& weight, const Variab
                     addGradients(inputs, backend.batchNormInferenceBackward(gradOutput, x, gamma,
                                                                             mean, variance, eps));
                   });
+}
+
+}  // namespace
+
+Variable batchNorm2d(const Variable& input, const Variable& weight, const Variable& bias,
+                     Tensor& runningMean, Tensor& runningVar, const BatchNormOptions& options) {
+  return normalise(input, weight, bias, runningMean, runningVar, options, /*reluAfter=*/false);
+}
+
+Variable batchNormRelu2d(const Variable& input, const Variable& weight, const Variable& bias,
+                         Tensor& runningMean, Tensor& runningVar, const BatchNormOptions& options) {
+  return normalise(input, weight, bias, runningMean, runningVar, options, /*reluAfter=*/true);
 }
 
 Variable localResponseNorm(const Variable& input, int64_t size, float alpha, float beta, float k) {

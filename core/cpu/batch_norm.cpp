@@ -26,14 +26,93 @@ float valueOr(const Tensor& tensor, int64_t c, float fallback) {
   return tensor.defined() ? tensor.data<float>()[c] : fallback;
 }
 
-// y = x * scale + shift over one channel of every image.
+// y = x * scale + shift over one channel of every image, then relu(y) when asked (as
+// cpu::reluForward: y > 0 ? y : 0, so NaN becomes 0).
 void affineChannel(const float* x, float* y, const Layout& layout, int64_t c, float scale,
-                   float shift) {
+                   float shift, bool reluAfter) {
   for (int64_t n = 0; n < layout.batch; ++n) {
     const float* xRow = x + layout.row(n, c);
     float* yRow = y + layout.row(n, c);
+    if (reluAfter) {
 #pragma omp simd
-    for (int64_t i = 0; i < layout.planeSize; ++i) yRow[i] = xRow[i] * scale + shift;
+      for (int64_t i = 0; i < layout.planeSize; ++i) {
+        const float value = xRow[i] * scale + shift;
+        yRow[i] = value > 0.0f ? value : 0.0f;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < layout.planeSize; ++i) yRow[i] = xRow[i] * scale + shift;
+    }
+  }
+}
+
+struct BackwardOperands {
+  const float* x;     // [N, C, H, W]
+  const float* dy;    // [N, C, H, W]
+  const float* relu;  // [N, C, H, W] the fused relu's output, or null
+  float* dx;          // [N, C, H, W]
+  float* dGamma;      // [C]
+  float* dBeta;       // [C]
+  Layout layout;
+  bool statisticsFromBatch;
+};
+
+// The gradient that reaches the batch norm: dy itself, or with a fused relu dy where relu's
+// output is positive and 0 elsewhere (as cpu::reluBackward).
+template <bool kRelu>
+float passedGradient(const float* dyRow, const float* reluRow, int64_t i) {
+  const float dy = dyRow[i];  // loaded either way, so the select vectorises as a blend
+  if constexpr (kRelu) return reluRow[i] > 0.0f ? dy : 0.0f;
+  return dy;
+}
+
+// Channel c's share of batchNormBackward.
+template <bool kRelu>
+void backwardChannel(const BackwardOperands& op, int64_t c, float channelMean, float invStd,
+                     float gamma) {
+  const Layout& layout = op.layout;
+  // sumGrad = sum(g), sumGradCentred = sum(g * (x - mean)) over the channel, g the gradient
+  // that passed the relu (dy without one).
+  double sumGrad = 0, sumGradCentred = 0;
+  for (int64_t n = 0; n < layout.batch; ++n) {
+    const int64_t row = layout.row(n, c);
+    const float* xRow = op.x + row;
+    const float* dyRow = op.dy + row;
+    const float* reluRow = kRelu ? op.relu + row : nullptr;
+    float rowGrad = 0, rowGradCentred = 0;
+#pragma omp simd reduction(+ : rowGrad, rowGradCentred)
+    for (int64_t i = 0; i < layout.planeSize; ++i) {
+      const float g = passedGradient<kRelu>(dyRow, reluRow, i);
+      rowGrad += g;
+      rowGradCentred += g * (xRow[i] - channelMean);
+    }
+    sumGrad += rowGrad;
+    sumGradCentred += rowGradCentred;
+  }
+  op.dBeta[c] = static_cast<float>(sumGrad);
+  op.dGamma[c] = static_cast<float>(sumGradCentred * invStd);
+
+  // dx = gradScale * g + centredScale * (x - mean) + shift: with batch statistics the mean and
+  // variance depend on x, which adds the two terms beside gradScale * g.
+  const double count = static_cast<double>(layout.count());
+  const float gradScale = gamma * invStd;
+  float centredScale = 0, shift = 0;
+  if (op.statisticsFromBatch) {
+    centredScale = static_cast<float>(-gamma * invStd * invStd * invStd * sumGradCentred / count);
+    shift = static_cast<float>(-gamma * invStd * sumGrad / count);
+  }
+  const float constant = shift - centredScale * channelMean;
+  for (int64_t n = 0; n < layout.batch; ++n) {
+    const int64_t row = layout.row(n, c);
+    const float* xRow = op.x + row;
+    const float* dyRow = op.dy + row;
+    const float* reluRow = kRelu ? op.relu + row : nullptr;
+    float* dxRow = op.dx + row;
+#pragma omp simd
+    for (int64_t i = 0; i < layout.planeSize; ++i) {
+      dxRow[i] =
+          gradScale * passedGradient<kRelu>(dyRow, reluRow, i) + centredScale * xRow[i] + constant;
+    }
   }
 }
 
@@ -64,7 +143,7 @@ void checkBatchNormGradOutput(const char* op, const Tensor& gradOutput, const Te
 }
 
 BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tensor& weight,
-                                                 const Tensor& bias, float eps) {
+                                                 const Tensor& bias, float eps, bool reluAfter) {
   const Layout layout = checkInput("batchNorm2d", input);
   checkBatchNormPerChannel("batchNorm2d", "weight", weight, input, true);
   checkBatchNormPerChannel("batchNorm2d", "bias", bias, input, true);
@@ -103,7 +182,7 @@ BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tens
     mean[c] = channelMean;
     variance[c] = channelVariance;
     const float scale = valueOr(weight, c, 1.0f) / std::sqrt(channelVariance + eps);
-    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale);
+    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale, reluAfter);
   }
   return result;
 }
@@ -122,67 +201,47 @@ Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, cons
   for (int64_t c = 0; c < layout.channels; ++c) {
     const float channelMean = mean.data<float>()[c];
     const float scale = valueOr(weight, c, 1.0f) / std::sqrt(variance.data<float>()[c] + eps);
-    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale);
+    affineChannel(x, y, layout, c, scale, valueOr(bias, c, 0.0f) - channelMean * scale,
+                  /*reluAfter=*/false);
   }
   return output;
 }
 
 BatchNormGradients batchNormBackward(const Tensor& gradOutput, const Tensor& input,
                                      const Tensor& weight, const Tensor& mean,
-                                     const Tensor& variance, float eps, bool statisticsFromBatch) {
+                                     const Tensor& variance, float eps, bool statisticsFromBatch,
+                                     const Tensor& reluOutput) {
   const Layout layout = checkInput("batchNorm2d backward", input);
   checkBatchNormGradOutput("batchNorm2d backward", gradOutput, input);
+  if (reluOutput.defined()) {
+    IMERGE_CHECK(reluOutput.shape() == input.shape() && reluOutput.dtype() == DType::Float32,
+                 "batchNorm2d backward: relu output ", reluOutput.describe(),
+                 " does not match input ", input.describe());
+  }
   checkBatchNormPerChannel("batchNorm2d backward", "weight", weight, input, true);
   checkBatchNormPerChannel("batchNorm2d backward", "mean", mean, input, false);
   checkBatchNormPerChannel("batchNorm2d backward", "variance", variance, input, false);
 
   BatchNormGradients gradients{Tensor::emptyLike(input), Tensor::empty({layout.channels}),
                                Tensor::empty({layout.channels})};
-  const float* x = input.data<float>();            // [N, C, H, W]
-  const float* dy = gradOutput.data<float>();      // [N, C, H, W]
-  float* dx = gradients.input.data<float>();       // [N, C, H, W]
-  float* dGamma = gradients.weight.data<float>();  // [C]
-  float* dBeta = gradients.bias.data<float>();     // [C]
-  const double count = static_cast<double>(layout.count());
+  const float* x = input.data<float>();                                           // [N, C, H, W]
+  const float* dy = gradOutput.data<float>();                                     // [N, C, H, W]
+  float* dx = gradients.input.data<float>();                                      // [N, C, H, W]
+  float* dGamma = gradients.weight.data<float>();                                 // [C]
+  float* dBeta = gradients.bias.data<float>();                                    // [C]
+  const float* relu = reluOutput.defined() ? reluOutput.data<float>() : nullptr;  // [N, C, H, W]
+  const BackwardOperands operands{x, dy, relu, dx, dGamma, dBeta, layout, statisticsFromBatch};
+  // Two instantiations, so that neither inner loop tests for the relu (GCC left the one that
+  // did scalar).
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < layout.channels; ++c) {
     const float channelMean = mean.data<float>()[c];
     const float invStd = 1.0f / std::sqrt(variance.data<float>()[c] + eps);
     const float gamma = valueOr(weight, c, 1.0f);
-    // sumGrad = sum(dy), sumGradCentred = sum(dy * (x - mean)) over the channel.
-    double sumGrad = 0, sumGradCentred = 0;
-    for (int64_t n = 0; n < layout.batch; ++n) {
-      const float* xRow = x + layout.row(n, c);
-      const float* dyRow = dy + layout.row(n, c);
-      float rowGrad = 0, rowGradCentred = 0;
-#pragma omp simd reduction(+ : rowGrad, rowGradCentred)
-      for (int64_t i = 0; i < layout.planeSize; ++i) {
-        rowGrad += dyRow[i];
-        rowGradCentred += dyRow[i] * (xRow[i] - channelMean);
-      }
-      sumGrad += rowGrad;
-      sumGradCentred += rowGradCentred;
-    }
-    dBeta[c] = static_cast<float>(sumGrad);
-    dGamma[c] = static_cast<float>(sumGradCentred * invStd);
-
-    // dx = gradScale * dy + centredScale * (x - mean) + shift: with batch statistics the mean
-    // and variance depend on x, which adds the two terms beside gradScale * dy.
-    const float gradScale = gamma * invStd;
-    float centredScale = 0, shift = 0;
-    if (statisticsFromBatch) {
-      centredScale = static_cast<float>(-gamma * invStd * invStd * invStd * sumGradCentred / count);
-      shift = static_cast<float>(-gamma * invStd * sumGrad / count);
-    }
-    const float constant = shift - centredScale * channelMean;
-    for (int64_t n = 0; n < layout.batch; ++n) {
-      const float* xRow = x + layout.row(n, c);
-      const float* dyRow = dy + layout.row(n, c);
-      float* dxRow = dx + layout.row(n, c);
-#pragma omp simd
-      for (int64_t i = 0; i < layout.planeSize; ++i) {
-        dxRow[i] = gradScale * dyRow[i] + centredScale * xRow[i] + constant;
-      }
+    if (relu != nullptr) {
+      backwardChannel<true>(operands, c, channelMean, invStd, gamma);
+    } else {
+      backwardChannel<false>(operands, c, channelMean, invStd, gamma);
     }
   }
   return gradients;

@@ -33,9 +33,11 @@ void checkBatchNormPerChannel(const char* op, const char* what, const Tensor& te
 // A backward's gradOutput: defined, float32 and of input's shape.
 void checkBatchNormGradOutput(const char* op, const Tensor& gradOutput, const Tensor& input);
 
-// Normalises with the batch's own statistics.
+// Normalises with the batch's own statistics; with reluAfter the output is relu of that, in
+// the same pass (BN + ReLU fused: one read and one write of the activation fewer).
 BatchNormTrainingResult batchNormTrainingForward(const Tensor& input, const Tensor& weight,
-                                                 const Tensor& bias, float eps);
+                                                 const Tensor& bias, float eps,
+                                                 bool reluAfter = false);
 
 // Normalises with given statistics (the running ones, in evaluation).
 Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -45,10 +47,12 @@ using imerge::BatchNormGradients;  // core/kernel_params.h
 
 // statisticsFromBatch: mean and variance were the batch's own (training), so the gradient flows
 // through them too; otherwise they were constants and the input's gradient is a per-channel
-// scale of gradOutput.
+// scale of gradOutput. A defined reluOutput (the fused forward's output) makes this the backward
+// of relu(batchNorm(x)): gradOutput passes only where reluOutput > 0, read in the same passes.
 BatchNormGradients batchNormBackward(const Tensor& gradOutput, const Tensor& input,
                                      const Tensor& weight, const Tensor& mean,
-                                     const Tensor& variance, float eps, bool statisticsFromBatch);
+                                     const Tensor& variance, float eps, bool statisticsFromBatch,
+                                     const Tensor& reluOutput = Tensor());
 
 // running = (1 - momentum) * running + momentum * batch statistic, where the variance is made
 // unbiased (times n / (n - 1), n = N*H*W) first, as PyTorch does.

@@ -106,12 +106,8 @@ class CpuBackend final : public Backend {
                                                    const Tensor& bias, Tensor& runningMean,
                                                    Tensor& runningVar, float momentum,
                                                    float eps) const override {
-    cpu::BatchNormTrainingResult result = cpu::batchNormTrainingForward(input, weight, bias, eps);
-    if (runningMean.defined() || runningVar.defined()) {
-      cpu::updateRunningStatistics(runningMean, runningVar, result.mean, result.variance, momentum,
-                                   input.dim(0) * input.dim(2) * input.dim(3));
-    }
-    return {result.output, result.mean, result.variance};
+    return trainingForward(input, weight, bias, runningMean, runningVar, momentum, eps,
+                           /*reluAfter=*/false);
   }
   BatchNormGradients batchNormTrainingBackward(const Tensor& gradOutput, const Tensor& input,
                                                const Tensor& weight, const Tensor& savedMean,
@@ -119,6 +115,21 @@ class CpuBackend final : public Backend {
                                                float eps) const override {
     return cpu::batchNormBackward(gradOutput, input, weight, savedMean, savedSpread, eps,
                                   /*statisticsFromBatch=*/true);
+  }
+  BatchNormTrainingOutput batchNormReluTrainingForward(const Tensor& input, const Tensor& weight,
+                                                       const Tensor& bias, Tensor& runningMean,
+                                                       Tensor& runningVar, float momentum,
+                                                       float eps) const override {
+    return trainingForward(input, weight, bias, runningMean, runningVar, momentum, eps,
+                           /*reluAfter=*/true);
+  }
+  BatchNormGradients batchNormReluTrainingBackward(const Tensor& gradOutput,
+                                                   const Tensor& reluOutput, const Tensor& input,
+                                                   const Tensor& weight, const Tensor& savedMean,
+                                                   const Tensor& savedSpread,
+                                                   float eps) const override {
+    return cpu::batchNormBackward(gradOutput, input, weight, savedMean, savedSpread, eps,
+                                  /*statisticsFromBatch=*/true, reluOutput);
   }
   Tensor batchNormInferenceForward(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                    const Tensor& mean, const Tensor& variance,
@@ -171,6 +182,21 @@ class CpuBackend final : public Backend {
   void sgdUpdate(Tensor& parameter, const Tensor& gradient, Tensor& momentumBuffer,
                  const SgdStep& step) const override {
     cpu::sgdUpdate(parameter, gradient, momentumBuffer, step);
+  }
+
+ private:
+  // The saved spread is the biased batch variance.
+  static BatchNormTrainingOutput trainingForward(const Tensor& input, const Tensor& weight,
+                                                 const Tensor& bias, Tensor& runningMean,
+                                                 Tensor& runningVar, float momentum, float eps,
+                                                 bool reluAfter) {
+    cpu::BatchNormTrainingResult result =
+        cpu::batchNormTrainingForward(input, weight, bias, eps, reluAfter);
+    if (runningMean.defined() || runningVar.defined()) {
+      cpu::updateRunningStatistics(runningMean, runningVar, result.mean, result.variance, momentum,
+                                   input.dim(0) * input.dim(2) * input.dim(3));
+    }
+    return {result.output, result.mean, result.variance};
   }
 };
 

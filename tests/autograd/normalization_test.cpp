@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "autograd/grad_mode.h"
+#include "autograd/ops/elementwise.h"
+#include "core/backend.h"
+#include "core/cpu/cpu_backend.h"
 #include "support/compare.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
@@ -76,7 +80,10 @@ void expectBatchNormMatchesTorch(const std::string& caseName) {
   Variable bias = affine ? Variable(reference.tensor("bias"), true) : Variable();
   Tensor runningMean = reference.tensor("running_mean");
   Tensor runningVar = reference.tensor("running_var");
-  Variable output = autograd::batchNorm2d(input, weight, bias, runningMean, runningVar, options);
+  const bool relu = json.value("relu", false);
+  Variable output =
+      relu ? autograd::batchNormRelu2d(input, weight, bias, runningMean, runningVar, options)
+           : autograd::batchNorm2d(input, weight, bias, runningMean, runningVar, options);
 
   expectAllClose(output.tensor(), reference.tensor("output"), kRtol, kAtol, "output");
   expectAllClose(runningMean, reference.tensor("running_mean_after"), kRtol, kAtol, "running mean");
@@ -101,6 +108,126 @@ TEST(BatchNorm2d, TrainingWithoutAffineMatchesTorch) {
 }
 TEST(BatchNorm2d, EvalMatchesTorch) {
   expectBatchNormMatchesTorch("bn_eval");
+}
+
+TEST(BatchNormRelu2d, TrainingMatchesTorch) {
+  expectBatchNormMatchesTorch("bn_relu_train");
+}
+TEST(BatchNormRelu2d, TrainingWithoutAffineMatchesTorch) {
+  expectBatchNormMatchesTorch("bn_relu_train_noaffine");
+}
+TEST(BatchNormRelu2d, EvalMatchesTorch) {
+  expectBatchNormMatchesTorch("bn_relu_eval");
+}
+
+// ---- batch norm + relu: the fused kernels against the two ops in turn --------------------------
+
+struct BatchNormReluResult {
+  Tensor output, gradInput, gradWeight, gradBias, runningMean, runningVar;
+};
+
+// One training forward and backward, fused or as relu(batchNorm2d(...)), from the same values.
+BatchNormReluResult runBatchNormRelu(bool fused, const Tensor& x, const Tensor& gradOutput) {
+  const int64_t channels = x.dim(1);
+  Variable input(x.clone(), true);
+  Variable weight(testing::randomTensor({channels}, 32, 0.5f, 1.5f), true);
+  Variable bias(testing::randomTensor({channels}, 33), true);
+  BatchNormReluResult result{Tensor(),
+                             Tensor(),
+                             Tensor(),
+                             Tensor(),
+                             testing::randomTensor({channels}, 34, -0.3f, 0.3f),
+                             testing::randomTensor({channels}, 35, 0.5f, 1.5f)};
+  Variable output =
+      fused ? autograd::batchNormRelu2d(input, weight, bias, result.runningMean, result.runningVar,
+                                        BatchNormOptions{})
+            : autograd::relu(autograd::batchNorm2d(input, weight, bias, result.runningMean,
+                                                   result.runningVar, BatchNormOptions{}));
+  output.backward(gradOutput);
+  result.output = output.tensor();
+  result.gradInput = input.grad();
+  result.gradWeight = weight.grad();
+  result.gradBias = bias.grad();
+  return result;
+}
+
+// The forward does the same arithmetic, so it agrees bit for bit. The backward's sums are
+// vectorised differently once they select, so they agree to rounding. About half of the outputs
+// are clamped, and one image's channel lies wholly below zero.
+TEST(BatchNormRelu2d, FusedEqualsBatchNormThenReluExactly) {
+  Tensor x = testing::randomTensor({4, 5, 7, 9}, 31, -2.0f, 2.0f);
+  float* values = x.data<float>();
+  for (int64_t i = 0; i < 7 * 9; ++i) values[(1 * 5 + 2) * 7 * 9 + i] = -5.0f - 0.01f * i;
+  const Tensor gradOutput = testing::randomTensor(x.shape(), 36);
+  const BatchNormReluResult fused = runBatchNormRelu(true, x, gradOutput);
+  const BatchNormReluResult separate = runBatchNormRelu(false, x, gradOutput);
+  EXPECT_EQ(fused.output.toVector(), separate.output.toVector());
+  expectAllClose(fused.gradInput, separate.gradInput, 1e-5f, 1e-6f, "grad_input");
+  expectAllClose(fused.gradWeight, separate.gradWeight, 1e-5f, 1e-6f, "grad_weight");
+  expectAllClose(fused.gradBias, separate.gradBias, 1e-5f, 1e-6f, "grad_bias");
+  EXPECT_EQ(fused.runningMean.toVector(), separate.runningMean.toVector());
+  EXPECT_EQ(fused.runningVar.toVector(), separate.runningVar.toVector());
+  int64_t clamped = 0;
+  for (float value : fused.output.toVector()) clamped += value == 0.0f;
+  EXPECT_GT(clamped, fused.output.numel() / 4);
+  EXPECT_LT(clamped, fused.output.numel() * 3 / 4);
+}
+
+// What a backend without fused kernels runs (the CUDA one): Backend's defaults, called here on
+// the CPU backend past its overrides, against the CPU's fused kernels.
+TEST(BatchNormRelu2d, BackendDefaultsEqualTheFusedCpuKernels) {
+  const Backend& cpu = cpuBackend();
+  const Tensor x = testing::randomTensor({3, 4, 5, 6}, 41, -2.0f, 2.0f);
+  const Tensor weight = testing::randomTensor({4}, 42, 0.5f, 1.5f);
+  const Tensor bias = testing::randomTensor({4}, 43);
+  const Tensor gradOutput = testing::randomTensor(x.shape(), 44);
+  Tensor noMean, noVar;
+  const BatchNormTrainingOutput fused =
+      cpu.batchNormReluTrainingForward(x, weight, bias, noMean, noVar, 0.1f, 1e-5f);
+  const BatchNormTrainingOutput composed =
+      cpu.Backend::batchNormReluTrainingForward(x, weight, bias, noMean, noVar, 0.1f, 1e-5f);
+  EXPECT_EQ(fused.output.toVector(), composed.output.toVector());
+  const BatchNormGradients fusedGradients = cpu.batchNormReluTrainingBackward(
+      gradOutput, fused.output, x, weight, fused.savedMean, fused.savedSpread, 1e-5f);
+  const BatchNormGradients composedGradients = cpu.Backend::batchNormReluTrainingBackward(
+      gradOutput, composed.output, x, weight, composed.savedMean, composed.savedSpread, 1e-5f);
+  expectAllClose(fusedGradients.input, composedGradients.input, 1e-5f, 1e-6f, "grad_input");
+  expectAllClose(fusedGradients.weight, composedGradients.weight, 1e-5f, 1e-6f, "grad_weight");
+  expectAllClose(fusedGradients.bias, composedGradients.bias, 1e-5f, 1e-6f, "grad_bias");
+}
+
+TEST(BatchNormRelu2d, TrainingGradientsMatchFiniteDifferences) {
+  const int64_t channels = 3;
+  Variable input(testing::randomTensor({2, channels, 3, 4}, 51, -2.0f, 2.0f), true);
+  Variable weight(testing::randomTensor({channels}, 52, 0.5f, 1.5f), true);
+  Variable bias(testing::randomTensor({channels}, 53, -0.5f, 0.5f), true);
+  Tensor runningMean = Tensor::zeros({channels});
+  Tensor runningVar = Tensor::full({channels}, 1.0f);
+  // Finite differences across relu's kink are meaningless: every value entering relu must lie
+  // further from 0 than a perturbation of 1e-3 can move it. Perturbing an input moves it by at
+  // most gamma / std * 1e-3 (under 1.5e-3 here), gamma by |x_hat| * 1e-3 (under 2.5e-3), beta
+  // by 1e-3.
+  const Variable normalised =
+      autograd::batchNorm2d(input, weight, bias, runningMean, runningVar, BatchNormOptions{});
+  for (float value : normalised.tensor().toVector()) ASSERT_GT(std::abs(value), 0.01f);
+  expectGradientsMatchFiniteDifferences(
+      [&](const std::vector<Variable>& in) {
+        return autograd::batchNormRelu2d(in[0], in[1], in[2], runningMean, runningVar,
+                                         BatchNormOptions{});
+      },
+      {input, weight, bias});
+}
+
+TEST(BatchNormRelu2d, BackwardRejectsReluOutputOfAnotherShape) {
+  const Tensor x = testing::randomTensor({2, 3, 4, 4}, 61);
+  const Tensor mean = Tensor::zeros({3});
+  const Tensor variance = Tensor::full({3}, 1.0f);
+  expectContains(errorMessage([&] {
+                   cpuBackend().batchNormReluTrainingBackward(x, Tensor::zeros({2, 3, 4, 5}), x,
+                                                              Tensor(), mean, variance, 1e-5f);
+                 }),
+                 "batchNorm2d backward: relu output float32[2, 3, 4, 5] does not match input "
+                 "float32[2, 3, 4, 4]");
 }
 
 TEST(BatchNorm2d, TrainingWithoutRunningStatisticsStillNormalises) {

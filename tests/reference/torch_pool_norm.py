@@ -85,7 +85,8 @@ def adaptive_case(shape, output_size):
                       "grad_input": grad_input}, {"output_size": list(output_size)})
 
 
-def batch_norm_case(shape, training, affine=True, momentum=0.1, eps=1e-5):
+def batch_norm_case(shape, training, affine=True, momentum=0.1, eps=1e-5, relu=False):
+    # relu: F.relu of the batch norm's output (imerge's fused batchNormRelu2d).
     channels = shape[1]
     x = torch.randn(shape) * 2.0 + 0.5
     weight = torch.rand(channels) + 0.5
@@ -93,11 +94,12 @@ def batch_norm_case(shape, training, affine=True, momentum=0.1, eps=1e-5):
     running_mean = torch.randn(channels) * 0.1
     running_var = torch.rand(channels) + 0.5
     rm, rv = running_mean.clone(), running_var.clone()
+    after = F.relu if relu else (lambda t: t)
     if affine:
-        fn = lambda t, w, b: F.batch_norm(t, rm, rv, w, b, training, momentum, eps)
+        fn = lambda t, w, b: after(F.batch_norm(t, rm, rv, w, b, training, momentum, eps))
         out, grad_output, grad_input, (grad_weight, grad_bias) = run_op(fn, x, weight, bias)
     else:
-        fn = lambda t: F.batch_norm(t, rm, rv, None, None, training, momentum, eps)
+        fn = lambda t: after(F.batch_norm(t, rm, rv, None, None, training, momentum, eps))
         out, grad_output, grad_input, _ = run_op(fn, x)
     tensors = {"input": x, "running_mean": running_mean, "running_var": running_var,
                "output": out, "grad_output": grad_output, "grad_input": grad_input,
@@ -106,7 +108,7 @@ def batch_norm_case(shape, training, affine=True, momentum=0.1, eps=1e-5):
         tensors.update({"weight": weight, "bias": bias, "grad_weight": grad_weight,
                         "grad_bias": grad_bias})
     return make_case(tensors, {"training": training, "affine": affine, "momentum": momentum,
-                               "eps": eps})
+                               "eps": eps, "relu": relu})
 
 
 def lrn_case(shape, size, alpha, beta, k, scale):
@@ -170,6 +172,11 @@ cases = {
     "avgpool_pad_end_ceil_exclude": padded_pool_case("avg", (2, 1, 6, 7), (3, 2), (2, 2), (1, 0),
                                                      (0, 1), ceil_mode=True,
                                                      count_include_pad=False),
+    # batch normalisation followed by relu (last, so the cases above keep their random draws)
+    "bn_relu_train": batch_norm_case((3, 3, 4, 4), training=True, relu=True),
+    "bn_relu_train_noaffine": batch_norm_case((2, 4, 3, 5), training=True, affine=False,
+                                              relu=True),
+    "bn_relu_eval": batch_norm_case((3, 3, 4, 4), training=False, relu=True),
 }
 
 write_reference("pool_norm", cases)
