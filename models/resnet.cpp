@@ -54,7 +54,7 @@ BasicBlock::BasicBlock(int64_t inPlanes, int64_t planes, int64_t stride, Generat
 }
 
 Variable BasicBlock::forward(const Variable& input) {
-  Variable out = autograd::relu((*bn1_)((*conv1_)(input)));
+  Variable out = bn1_->forwardRelu((*conv1_)(input));
   out = (*bn2_)((*conv2_)(out));
   return addShortcut(out, input, downsample_);
 }
@@ -75,8 +75,8 @@ Bottleneck::Bottleneck(int64_t inPlanes, int64_t planes, int64_t stride, Generat
 }
 
 Variable Bottleneck::forward(const Variable& input) {
-  Variable out = autograd::relu((*bn1_)((*conv1_)(input)));
-  out = autograd::relu((*bn2_)((*conv2_)(out)));
+  Variable out = bn1_->forwardRelu((*conv1_)(input));
+  out = bn2_->forwardRelu((*conv2_)(out));
   out = (*bn3_)((*conv3_)(out));
   return addShortcut(out, input, downsample_);
 }
@@ -98,12 +98,14 @@ ResNet::ResNet(const ResNetSpec& spec, int64_t inChannels, int64_t classes, Gene
     sequence_.push_back(registerModule(name, std::move(module)));
   };
   if (spec.stem == ResNetSpec::Stem::ImageNet) {
-    add("conv1", std::make_shared<Conv2d>(inChannels, stemWidth, 7, 2, 3, false, generator));
+    stemConv_ = registerModule(
+        "conv1", std::make_shared<Conv2d>(inChannels, stemWidth, 7, 2, 3, false, generator));
   } else {
-    add("conv1", conv3x3(inChannels, stemWidth, 1, generator));
+    stemConv_ = registerModule("conv1", conv3x3(inChannels, stemWidth, 1, generator));
   }
-  add("bn1", std::make_shared<BatchNorm2d>(stemWidth));
-  add("relu", std::make_shared<ReLU>());
+  stemBn_ = registerModule("bn1", std::make_shared<BatchNorm2d>(stemWidth));
+  // torchvision's relu child, for describe(); the forward fuses it into bn1 (forwardRelu).
+  registerModule("relu", std::make_shared<ReLU>());
   if (spec.stem == ResNetSpec::Stem::ImageNet) add("maxpool", std::make_shared<MaxPool2d>(3, 2, 1));
 
   const bool bottleneck = spec.block == ResNetSpec::Block::Bottleneck;
@@ -130,7 +132,7 @@ ResNet::ResNet(const ResNetSpec& spec, int64_t inChannels, int64_t classes, Gene
 }
 
 Variable ResNet::forward(const Variable& input) {
-  Variable current = input;
+  Variable current = stemBn_->forwardRelu((*stemConv_)(input));
   for (const auto& module : sequence_) current = (*module)(current);
   return (*fc_)(autograd::flatten(current));
 }

@@ -104,7 +104,9 @@ class ResNet : public layers::Module {
 
  private:
   ResNetSpec spec_;
-  std::vector<std::shared_ptr<layers::Module>> sequence_;  // children in forward order, but fc
+  std::shared_ptr<layers::Module> stemConv_;               // conv1
+  std::shared_ptr<layers::BatchNorm2d> stemBn_;            // bn1, with the relu child fused into it
+  std::vector<std::shared_ptr<layers::Module>> sequence_;  // the children after relu, but fc
   std::shared_ptr<layers::Linear> fc_;
 };
 
