@@ -80,7 +80,7 @@ Variable normalise(const Variable& input, const Variable& weight, const Variable
                                                                              mean, spread, eps));
                     });
   }
-  // Evaluation is not fused: it runs once per batch and keeps no graph in inference.
+  // Evaluation runs the two ops in turn: only the training kernels are fused.
   if (reluAfter) {
     return relu(normalise(input, weight, bias, runningMean, runningVar, options, false));
   }
