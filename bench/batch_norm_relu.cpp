@@ -1,6 +1,6 @@
 // imerge-bn-relu-bench: relu(batchNorm(x)) in training, forward and backward, as the CPU's fused
 // kernels run it against the two kernels in turn (Backend's defaults, which a backend without
-// fused kernels runs), on the batch-norm + relu pairs of the ResNet workloads of
+// fused kernels runs), on the batch-norm + relu pairs of the two ResNet-18 workloads of
 // compare_with_pytorch.sh --models. Each row is the best of --repeats after one warm-up, the two
 // timed alternately in each of --rounds rounds; the table keeps each side's best round.
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@ using imerge::Tensor;
 
 struct Pair {
   const char* where;
+  bool smallImages;  // the 32x32 batch-32 workload; otherwise the 224x224 batch-8 one
   int64_t batch, channels, size;
   int perStep;  // pairs of this shape in one training step
 };
@@ -29,15 +30,15 @@ struct Pair {
 // In ResNet-18 every basic block has one pair (bn1) and the stem one; in ResNet-50 every
 // bottleneck has two (bn1, bn2), with the stride of a stage's first block in its conv2.
 const Pair kPairs[] = {
-    {"resnet18 small b32 stem + layer1", 32, 64, 32, 3},
-    {"resnet18 small b32 layer2", 32, 128, 16, 2},
-    {"resnet18 small b32 layer3", 32, 256, 8, 2},
-    {"resnet18 small b32 layer4", 32, 512, 4, 2},
-    {"resnet18 224 b8 stem", 8, 64, 112, 1},
-    {"resnet18 224 b8 layer1", 8, 64, 56, 2},
-    {"resnet18 224 b8 layer2", 8, 128, 28, 2},
-    {"resnet18 224 b8 layer3", 8, 256, 14, 2},
-    {"resnet18 224 b8 layer4", 8, 512, 7, 2},
+    {"resnet18 small b32 stem + layer1", true, 32, 64, 32, 3},
+    {"resnet18 small b32 layer2", true, 32, 128, 16, 2},
+    {"resnet18 small b32 layer3", true, 32, 256, 8, 2},
+    {"resnet18 small b32 layer4", true, 32, 512, 4, 2},
+    {"resnet18 224 b8 stem", false, 8, 64, 112, 1},
+    {"resnet18 224 b8 layer1", false, 8, 64, 56, 2},
+    {"resnet18 224 b8 layer2", false, 8, 128, 28, 2},
+    {"resnet18 224 b8 layer3", false, 8, 256, 14, 2},
+    {"resnet18 224 b8 layer4", false, 8, 512, 7, 2},
 };
 
 // One forward and backward of the pair, fused or through the two kernels in turn; milliseconds.
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
       fused = std::min(fused, pairMilliseconds(p, repeats, true));
     }
     const double saved = (separate - fused) * p.perStep;
-    (p.batch == 32 ? savedSmall : saved224) += saved;
+    (p.smallImages ? savedSmall : saved224) += saved;
     std::printf("| %s | %lld x %lld x %lldx%lld | %d | %.3f | %.3f | %.2fx | %.2f |\n", p.where,
                 static_cast<long long>(p.batch), static_cast<long long>(p.channels),
                 static_cast<long long>(p.size), static_cast<long long>(p.size), p.perStep, separate,
