@@ -26,9 +26,9 @@ const std::vector<std::string>& beliefSourcesFor(const std::string& strategy) {
   static const std::vector<std::string> fusion = {"horovod-64mib", "horovod-128mib"};
   static const std::vector<std::string> sizesOnly = {"sizes-only"};
   if (strategy == "mgwfbp") return mgwfbp;
-  if (strategy == "imerge") return imerge;
+  if (strategy == "imerge" || strategy == "imerge-overlap") return imerge;
   if (strategy == "fusion") return fusion;
-  const std::vector<std::string>& names = strategyNames();
+  const std::vector<std::string>& names = plannedStrategyNames();
   IMERGE_CHECK(std::find(names.begin(), names.end(), strategy) != names.end(), "unknown strategy '",
                strategy, "'; the strategies are ", joined(names));
   return sizesOnly;

@@ -8,8 +8,9 @@
 //                                       it (per worker count, so its a grows with the workers)
 //                        linear-all:    the same line over every sample
 //                        piecewise, truth
-//   imerge               piecewise:     fitPiecewise over every sample (the IMerge paper's
-//                                       model: flat below a breakpoint, linear above)
+//   imerge,              piecewise:     fitPiecewise over every sample (the IMerge paper's
+//   imerge-overlap                      model: flat below a breakpoint, linear above; for
+//                                       imerge-overlap also its halves, collective_costs.h)
 //                        truth:         the cluster's cost exactly as given
 //                        linear-32k-2m, linear-all
 //   fusion               horovod-64mib: a fixed 64 MiB threshold (Horovod before 0.21)

@@ -10,9 +10,25 @@
 
 namespace imerge::distributed {
 
+double backwardPartSeconds(const Bucket& bucket, size_t index, const CommModel& allReduce,
+                           const CommModel* reduceScatter, int workers) {
+  switch (bucket.schedule) {
+    case Bucket::Schedule::Backward:
+      return allReduce.seconds(bucket.bytes, workers);
+    case Bucket::Schedule::Split:
+      IMERGE_CHECK(reduceScatter != nullptr, "bucket ", index,
+                   " is split, but no reduce-scatter cost was given to charge it");
+      return reduceScatter->seconds(bucket.bytes, workers);
+    case Bucket::Schedule::BeforeForward:
+      return 0;
+  }
+  IMERGE_FAIL("bucket ", index, " has an unknown schedule");
+}
+
 std::vector<BucketTiming> scheduleOnOneChannel(const Plan& plan,
                                                const std::vector<TensorInfo>& tensors,
-                                               const CommModel& model, int workers) {
+                                               const CommModel& model, int workers,
+                                               const CommModel* reduceScatter) {
   IMERGE_CHECK(workers >= 1, "scheduleOnOneChannel: workers must be at least 1, not ", workers);
   const std::vector<double> ready = readyTimes(tensors);
   const double backwardEnd = ready.empty() ? 0 : ready.back();
@@ -32,7 +48,8 @@ std::vector<BucketTiming> scheduleOnOneChannel(const Plan& plan,
   auto run = [&](size_t b) {
     BucketTiming& timing = timings[b];
     timing.startSeconds = std::max(channelFree, timing.readySeconds);
-    timing.endSeconds = timing.startSeconds + model.seconds(plan.buckets[b].bytes, workers);
+    timing.endSeconds = timing.startSeconds +
+                        backwardPartSeconds(plan.buckets[b], b, model, reduceScatter, workers);
     channelFree = timing.endSeconds;
   };
 

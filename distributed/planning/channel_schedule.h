@@ -11,7 +11,11 @@
 //                          priority value goes next (ties: the earlier bucket in the plan); when
 //                          none is ready the channel waits for the next one. No preemption: a
 //                          started all-reduce runs to its end.
-// Each all-reduce lasts model.seconds(bucket.bytes, workers).
+// Each all-reduce lasts model.seconds(bucket.bytes, workers); a Split bucket (plan.h) occupies
+// the channel for its reduce-scatter, reduceScatter->seconds(bucket.bytes, workers), and a
+// BeforeForward bucket not at all (it starts and ends when it is ready); what they send before
+// the next forward is the simulator's (simulator.h). A plan with Split buckets needs
+// `reduceScatter`.
 #pragma once
 
 #include <vector>
@@ -30,10 +34,16 @@ struct BucketTiming {
 // One entry per bucket, in plan order (not in launch order).
 std::vector<BucketTiming> scheduleOnOneChannel(const Plan& plan,
                                                const std::vector<TensorInfo>& tensors,
-                                               const CommModel& model, int workers);
+                                               const CommModel& model, int workers,
+                                               const CommModel* reduceScatter = nullptr);
 
 // When the last all-reduce ends (0 for a plan with no buckets).
 double fifoFinishTime(const Plan& plan, const std::vector<TensorInfo>& tensors,
                       const CommModel& model, int workers);
+
+// How long `bucket` holds the channel during backward: its all-reduce under `allReduce`; Split,
+// its reduce-scatter (refused naming the bucket when `reduceScatter` is null); BeforeForward, 0.
+double backwardPartSeconds(const Bucket& bucket, size_t index, const CommModel& allReduce,
+                           const CommModel* reduceScatter, int workers);
 
 }  // namespace imerge::distributed

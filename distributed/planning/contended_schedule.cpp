@@ -12,7 +12,8 @@ namespace imerge::distributed {
 
 ContendedSchedule scheduleBesideCompute(const Plan& plan, const std::vector<TensorInfo>& tensors,
                                         const CommModel& idle, const Contention& contention,
-                                        bool computesAfterBackward, int workers) {
+                                        bool computesAfterBackward, int workers,
+                                        const CommModel* reduceScatter) {
   IMERGE_CHECK(contention.besideCompute != nullptr,
                "scheduleBesideCompute: no cost beside compute was given");
   IMERGE_CHECK(contention.computeSlowdown >= 1, "scheduleBesideCompute: the compute slowdown ",
@@ -103,10 +104,15 @@ ContendedSchedule scheduleBesideCompute(const Plan& plan, const std::vector<Tens
     // Advance both activities to the nearer of their next events.
     const bool computes = !backwardDone || computesAfterBackward;
     const double computeRate = onChannel == bucketCount ? 1.0 : 1.0 / contention.computeSlowdown;
-    const double cost = onChannel == bucketCount
-                            ? 0.0
-                            : (computes ? *contention.besideCompute : idle)
-                                  .seconds(plan.buckets[onChannel].bytes, workers);
+    double cost = 0;
+    if (onChannel != bucketCount) {
+      const Bucket& bucket = plan.buckets[onChannel];
+      cost = (computes ? *contention.besideCompute : idle).seconds(bucket.bytes, workers);
+      const double whole = idle.seconds(bucket.bytes, workers);
+      if (bucket.schedule != Bucket::Schedule::Backward && whole > 0) {
+        cost *= backwardPartSeconds(bucket, onChannel, idle, reduceScatter, workers) / whole;
+      }
+    }
     const double untilTensor = backwardDone ? kNever : workLeft / computeRate;
     const double untilBucket = onChannel == bucketCount ? kNever : fractionLeft * cost;
     const double step = std::min(untilTensor, untilBucket);

@@ -43,9 +43,12 @@ struct ContendedSchedule {
 };
 
 // The plan's schedule under `idle` (the cost with the worker waiting) and contention (its
-// besideCompute must be set; computeSlowdown >= 1).
+// besideCompute must be set; computeSlowdown >= 1). A Split bucket's reduce-scatter is charged
+// as reduceScatter / idle of an all-reduce of its bytes, at either rate: contention is measured
+// for all-reduces only, and a half of one is taken to suffer it alike.
 ContendedSchedule scheduleBesideCompute(const Plan& plan, const std::vector<TensorInfo>& tensors,
                                         const CommModel& idle, const Contention& contention,
-                                        bool computesAfterBackward, int workers);
+                                        bool computesAfterBackward, int workers,
+                                        const CommModel* reduceScatter = nullptr);
 
 }  // namespace imerge::distributed

@@ -6,7 +6,9 @@
 // consecutive indices, is not a slice and carries the sum of their bytes; a single-tensor bucket
 // is either the whole tensor or a slice inside it; and, over the whole plan, each tensor is
 // covered exactly once — by one whole bucket, or by slices that tile [0, bytes) with no gap or
-// overlap. The order of buckets in the plan is not checked: any order is executable (a FIFO
+// overlap; buckets that communicate before the next forward belong to a FIFO plan that overlaps
+// it. The
+// order of buckets in the plan is not checked: any order is executable (a FIFO
 // plan whose buckets are out of backward order is merely slow).
 #include "distributed/planning/plan.h"
 
@@ -39,6 +41,11 @@ bool isSlice(const Bucket& bucket, const std::vector<TensorInfo>& tensors) {
 
 }  // namespace
 
+bool Plan::hasForwardPhase() const {
+  return std::any_of(buckets.begin(), buckets.end(),
+                     [](const Bucket& b) { return b.schedule != Bucket::Schedule::Backward; });
+}
+
 std::vector<double> readyTimes(const std::vector<TensorInfo>& tensors) {
   std::vector<double> ready(tensors.size());
   double clock = 0;
@@ -58,6 +65,10 @@ void validatePlan(const Plan& plan, const std::vector<TensorInfo>& tensors) {
   std::vector<std::vector<size_t>> wholeBuckets(tensorCount);
   std::vector<std::vector<size_t>> sliceBuckets(tensorCount);
 
+  IMERGE_CHECK(!plan.hasForwardPhase() || (plan.order == LaunchOrder::Fifo &&
+                                           plan.overlapWithNextForward && !plan.startAfterBackward),
+               "plan: buckets that communicate before the next forward need a FIFO plan that "
+               "overlaps it and starts during backward");
   for (size_t b = 0; b < plan.buckets.size(); ++b) {
     const Bucket& bucket = plan.buckets[b];
     IMERGE_CHECK(!bucket.tensors.empty(), "plan: bucket ", b, " holds no tensor");
@@ -142,6 +153,9 @@ std::string describePlan(const Plan& plan, const std::vector<TensorInfo>& tensor
   if (plan.order == LaunchOrder::Priority) traits.push_back("priority order");
   if (plan.startAfterBackward) traits.push_back("after backward");
   if (plan.overlapWithNextForward) traits.push_back("overlapping the next forward");
+  if (plan.optimalityGapSeconds > 0) {
+    traits.push_back("within " + readableSeconds(plan.optimalityGapSeconds) + " of the optimum");
+  }
   if (!traits.empty()) {
     text << " (";
     for (size_t i = 0; i < traits.size(); ++i) text << (i ? ", " : "") << traits[i];
@@ -154,6 +168,8 @@ std::string describePlan(const Plan& plan, const std::vector<TensorInfo>& tensor
     const bool slice = bucket.tensors.size() == 1 && bucket.tensors[0] < tensors.size() &&
                        isSlice(bucket, tensors);
     if (slice) text << " at " << readableBytes(bucket.sliceOffsetBytes);
+    if (bucket.schedule == Bucket::Schedule::Split) text << " split";
+    if (bucket.schedule == Bucket::Schedule::BeforeForward) text << " before forward";
     if (plan.order == LaunchOrder::Priority) text << " p" << bucket.priority;
   }
   return text.str();

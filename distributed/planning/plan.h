@@ -31,6 +31,15 @@ struct Bucket {
   // Lower is sent first when the plan's order is Priority; FIFO plans use the bucket index.
   int priority = 0;
   size_t sliceOffsetBytes = 0;
+  // When the bucket communicates (imerge-overlap chooses; every other strategy's buckets
+  // all-reduce during backward). A bucket of another schedule belongs to an
+  // overlapWithNextForward FIFO plan.
+  enum class Schedule {
+    Backward,       // one all-reduce during backward
+    Split,          // DeAR: a reduce-scatter during backward, an all-gather before the next forward
+    BeforeForward,  // one all-reduce before the next forward, none during backward
+  };
+  Schedule schedule = Schedule::Backward;
 };
 
 enum class LaunchOrder {
@@ -43,9 +52,18 @@ struct Plan {
   LaunchOrder order = LaunchOrder::Fifo;
   // `default`: nothing is launched before backward has ended.
   bool startAfterBackward = false;
-  // `priority`: the optimizer step of a layer happens when its last slice has been reduced, and
-  // the next forward of that layer waits only for it (instead of one step after all buckets).
+  // `priority`, `imerge-overlap`: the optimizer step of a layer happens when its last slice has
+  // been reduced, and the next forward of that layer waits only for it (instead of one step
+  // after all buckets).
   bool overlapWithNextForward = false;
+  // How far above the best plan of its search space this one may be, in seconds of predicted
+  // iteration: 0 when the planner searched exactly; imerge-overlap's bound when it thinned its
+  // search (planners.h).
+  double optimalityGapSeconds = 0;
+  // Whether some bucket communicates before the next forward (Split or BeforeForward). That
+  // work (all-gathers, deferred all-reduces) runs on the channel after every bucket's backward
+  // part, in forward order: the bucket of the largest index first.
+  bool hasForwardPhase() const;
 };
 
 // Ready times r_k (seconds from the start of backward) of tensors in backward order.
@@ -53,7 +71,8 @@ std::vector<double> readyTimes(const std::vector<TensorInfo>& tensors);
 
 // Throws imerge::Error naming the first problem: a tensor in no bucket or in two, buckets of
 // whole tensors that are not contiguous in backward order, slices that do not tile their
-// tensor, or a bucket whose bytes disagree with its tensors. The order of the buckets is not
+// tensor, a bucket whose bytes disagree with its tensors, or a Split or BeforeForward bucket
+// in a plan that is not FIFO with overlapWithNextForward. The order of the buckets is not
 // checked: any order executes (a FIFO plan out of backward order is only slow).
 void validatePlan(const Plan& plan, const std::vector<TensorInfo>& tensors);
 

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "distributed/planning/collective_costs.h"
 #include "distributed/planning/comm_model.h"
+#include "distributed/planning/compute_profile.h"
 #include "distributed/planning/plan.h"
 
 namespace imerge::distributed {
@@ -18,6 +20,13 @@ class Planner {
   // `tensors` are in backward order; `model` is what this strategy believes communication costs.
   virtual Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
                     int workers) const = 0;
+  // The full inputs: the profile's forward, optimizer and other times beside its tensors, and
+  // what the split collectives cost. Only `imerge-overlap` reads them; the others plan from
+  // profile.tensors and costs.allReduce alone (this default).
+  virtual Plan plan(const ComputeProfile& profile, const CollectiveCosts& costs,
+                    int workers) const {
+    return plan(profile.tensors, *costs.allReduce, workers);
+  }
   // True when the plan depends on backward times or the model, so it must be rebuilt once they
   // have been measured (mgwfbp, imerge); false when it depends on sizes only.
   virtual bool usesTimings() const = 0;
@@ -30,10 +39,15 @@ struct PlannerOptions {
   size_t ddpBucketBytes = size_t{25} << 20;      // `ddp`: bucket_cap_mb = 25
 };
 
-// "default", "wfbp", "fusion", "priority", "mgwfbp", "imerge", "ddp"; anything else throws an
-// imerge::Error that lists the names.
+// "default", "wfbp", "fusion", "priority", "mgwfbp", "imerge", "ddp", "imerge-overlap"; anything
+// else throws an imerge::Error that lists the names.
 std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerOptions& options);
+// The strategies real runs (DataParallel, imerge-train --dist) execute.
 const std::vector<std::string>& strategyNames();
+// strategyNames() and `imerge-overlap`, which is planned and simulated (imerge-scale) but has
+// no runtime yet: its reduce-scatter and all-gather path in the Reducer is the open part of
+// issue 15.
+const std::vector<std::string>& plannedStrategyNames();
 
 // The model a strategy plans with when it measures its own samples (DataParallel): its default
 // belief of distributed/planning/belief.h, fitted from `samples` ("mgwfbp": the line over

@@ -62,6 +62,12 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
   validateComputeProfile(profile, "simulate");
   const std::vector<TensorInfo>& tensors = profile.tensors;
   validatePlan(plan, tensors);
+  const bool splits = std::any_of(plan.buckets.begin(), plan.buckets.end(), [](const Bucket& b) {
+    return b.schedule == Bucket::Schedule::Split;
+  });
+  IMERGE_CHECK(!splits || (options.reduceScatter && options.allGather),
+               "simulate: the plan splits buckets, but the reduce-scatter and all-gather costs "
+               "were not given (SimOptions)");
 
   const size_t tensorCount = tensors.size();
   std::vector<double> ready = readyTimes(tensors);
@@ -78,6 +84,9 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
   const double negotiationSeconds = negotiates ? truth.seconds(maskBytes, workers) : 0.0;
   std::vector<BucketTiming> timings;
   std::vector<double> sendSeconds(plan.buckets.size(), 0.0);
+  // What buckets send before the next forward (all-gathers, deferred all-reduces): when each
+  // starts and ends (0, 0 for the others).
+  std::vector<BucketTiming> beforeForward(plan.buckets.size());
   std::vector<double> reducedAt(tensorCount, 0.0);  // when tensor k's last piece is reduced
   double channelEnd = 0;
   if (communicates) {
@@ -87,15 +96,17 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
       const NegotiatedCost negotiatedBeside(*options.contention.besideCompute, maskBytes);
       Contention contention = options.contention;
       if (negotiates) contention.besideCompute = &negotiatedBeside;
-      ContendedSchedule schedule = scheduleBesideCompute(plan, tensors, idleCost, contention,
-                                                         plan.overlapWithNextForward, workers);
+      ContendedSchedule schedule =
+          scheduleBesideCompute(plan, tensors, idleCost, contention, plan.overlapWithNextForward,
+                                workers, options.reduceScatter);
       timings = std::move(schedule.buckets);
       ready = std::move(schedule.readySeconds);
     } else {
-      timings = scheduleOnOneChannel(plan, tensors, idleCost, workers);
+      timings = scheduleOnOneChannel(plan, tensors, idleCost, workers, options.reduceScatter);
     }
     for (size_t b = 0; b < plan.buckets.size(); ++b) {
-      const double bytesSeconds = truth.seconds(plan.buckets[b].bytes, workers);
+      const double bytesSeconds =
+          backwardPartSeconds(plan.buckets[b], b, truth, options.reduceScatter, workers);
       sendSeconds[b] = bytesSeconds;
       if (options.contention.besideCompute != nullptr && bytesSeconds > 0) {
         // Contention stretches the bucket's time on the channel; the agreement round before it
@@ -107,6 +118,23 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
         reducedAt[k] = std::max(reducedAt[k], timings[b].endSeconds);
       }
       channelEnd = std::max(channelEnd, timings[b].endSeconds);
+    }
+    // All-gathers and deferred all-reduces, in forward order, beside the next forward: under
+    // contention each costs what an all-reduce of its bytes suffers beside compute, in
+    // proportion.
+    for (size_t b = plan.buckets.size(); b-- > 0;) {
+      const Bucket& bucket = plan.buckets[b];
+      if (bucket.schedule == Bucket::Schedule::Backward) continue;
+      const double whole = truth.seconds(bucket.bytes, workers);
+      double seconds = bucket.schedule == Bucket::Schedule::Split
+                           ? options.allGather->seconds(bucket.bytes, workers)
+                           : whole;
+      if (options.contention.besideCompute != nullptr && whole > 0) {
+        seconds *= options.contention.besideCompute->seconds(bucket.bytes, workers) / whole;
+      }
+      beforeForward[b] = {channelEnd, channelEnd, channelEnd + seconds};
+      channelEnd += seconds;
+      for (size_t k : bucket.tensors) reducedAt[k] = beforeForward[b].endSeconds;
     }
   }
 
@@ -173,10 +201,25 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
         record("agreement before bucket " + std::to_string(b), "negotiation",
                TraceRow::Communication, start, backwardStart + sendStart, step, maskBytes);
       }
-      record("all-reduce bucket " + std::to_string(b), "allreduce", TraceRow::Communication,
-             backwardStart + sendStart, backwardStart + timings[b].endSeconds, step,
-             plan.buckets[b].bytes);
-      sends.push_back({backwardStart + sendStart, backwardStart + timings[b].endSeconds});
+      const Bucket::Schedule schedule = plan.buckets[b].schedule;
+      const std::string index = std::to_string(b);
+      if (schedule != Bucket::Schedule::BeforeForward) {
+        const bool split = schedule == Bucket::Schedule::Split;
+        record((split ? "reduce-scatter bucket " : "all-reduce bucket ") + index,
+               split ? "reducescatter" : "allreduce", TraceRow::Communication,
+               backwardStart + sendStart, backwardStart + timings[b].endSeconds, step,
+               plan.buckets[b].bytes);
+        sends.push_back({backwardStart + sendStart, backwardStart + timings[b].endSeconds});
+      }
+      if (schedule != Bucket::Schedule::Backward) {
+        const bool split = schedule == Bucket::Schedule::Split;
+        const BucketTiming& late = beforeForward[b];
+        record((split ? "all-gather bucket " : "all-reduce before forward, bucket ") + index,
+               split ? "allgather" : "allreduce", TraceRow::Communication,
+               backwardStart + late.startSeconds, backwardStart + late.endSeconds, step,
+               plan.buckets[b].bytes);
+        sends.push_back({backwardStart + late.startSeconds, backwardStart + late.endSeconds});
+      }
     }
     now = backwardStart + backwardSpan;
 
@@ -215,6 +258,9 @@ SimResult simulate(const Plan& plan, const ComputeProfile& profile, const CommMo
     }
   }
   for (double seconds : sendSeconds) result.communicationSeconds += seconds;
+  for (const BucketTiming& late : beforeForward) {
+    result.communicationSeconds += late.endSeconds - late.startSeconds;
+  }
   if (!communicates) result.communicationSeconds = 0;
   result.negotiationSeconds = negotiationSeconds * static_cast<double>(timings.size());
   result.overlappedSeconds = std::max(0.0, result.communicationSeconds - exposed);

@@ -17,12 +17,19 @@
 //             too (options.negotiatePrioritySlices).
 //   FIFO plans      after backward the worker waits for the last all-reduce, then runs the
 //                   optimizer; the next forward starts after it.
-//   overlap plans   (plan.overlapWithNextForward, `priority`): the next forward starts when
-//                   backward ends; the forward of tensor k's layer waits until k's slices of the
-//                   previous iteration have been reduced, then applies its update (the
-//                   optimizer's time split over the tensors by bytes) and runs. Since every
-//                   layer waits for its own slices, the channel is idle again when the next
-//                   backward starts, so each iteration's schedule starts on a free channel.
+//   overlap plans   (plan.overlapWithNextForward, `priority`, `imerge-overlap`): the next
+//                   forward starts when backward ends; the forward of tensor k's layer waits
+//                   until k's slices of the previous iteration have been reduced, then applies
+//                   its update (the optimizer's time split over the tensors by bytes) and runs.
+//                   Since every layer waits for its own slices, the channel is idle again when
+//                   the next backward starts, so each iteration's schedule starts on a free
+//                   channel.
+//   forward phase   (`imerge-overlap`, Bucket::Schedule in plan.h): during backward the
+//                   channel charges a Split bucket options.reduceScatter instead of the
+//                   all-reduce, and a BeforeForward bucket nothing; once every bucket's
+//                   backward part has ended, Split buckets' all-gathers (options.allGather) and
+//                   BeforeForward buckets' all-reduces (`truth`) follow one after another in
+//                   forward order, and such a bucket's tensors are reduced when it ends.
 // After that the profile's other work (loss, metrics, data: otherSeconds) precedes the next
 // forward. One iteration runs from the start of a forward to the start of the next. The first
 // iteration of an overlap plan has nothing to wait for, so `iterations` (at least 2) are simulated
@@ -32,7 +39,9 @@
 // cores, an all-reduce costs contention.besideCompute while the worker computes (backward, and
 // for overlap plans also the next forward) and `truth` while it waits, and backward runs
 // computeSlowdown times slower while an all-reduce is in flight. Without it both run beside
-// each other at full speed. The forward of an overlap plan is not slowed down.
+// each other at full speed. The forward of an overlap plan is not slowed down. Split buckets'
+// halves suffer contention in the proportion an all-reduce of their bytes does
+// (contended_schedule.h); an all-gather always runs beside the forward.
 //
 // What is not modelled: the scheduler's own bookkeeping in hooks and finish(), the time the
 // communication thread needs to wake up, stragglers.
@@ -58,18 +67,23 @@ struct SimOptions {
   int64_t batchPerWorker = 0;
   // Compute and communication sharing cores; none by default.
   Contention contention{};
+  // What a Split bucket's two halves truly cost (collective_costs.h); a plan with Split buckets
+  // needs both.
+  const CommModel* reduceScatter = nullptr;
+  const CommModel* allGather = nullptr;
 };
 
 // One interval of the simulated timeline, in seconds from the start of the first iteration.
 struct SimEvent {
   std::string name;
-  // "forward", "backward", "allreduce", "negotiation", "wait", "optimizer", "other"
+  // "forward", "backward", "allreduce", "reducescatter", "allgather", "negotiation", "wait",
+  // "optimizer", "other"
   std::string category;
   TraceRow row = TraceRow::Compute;
   double startSeconds = 0;
   double endSeconds = 0;
   int64_t step = 0;
-  size_t bytes = 0;  // all-reduces
+  size_t bytes = 0;  // collectives
 };
 
 struct SimResult {
@@ -78,7 +92,7 @@ struct SimResult {
   // The reported (last) iteration, as DataParallel's StepBreakdown measures a real one.
   double iterationSeconds = 0;
   double computeSeconds = 0;        // forward + backward + optimizer, waiting excluded
-  double communicationSeconds = 0;  // all-reduce time of this iteration's buckets
+  double communicationSeconds = 0;  // collectives' time of this iteration's buckets
   double negotiationSeconds = 0;    // priority's agreement rounds (channel time, not in the above)
   double overlappedSeconds = 0;     // communication while the worker was not waiting
   double waitingSeconds = 0;        // the worker blocked on communication

@@ -15,6 +15,15 @@ const std::vector<std::string>& strategyNames() {
   return names;
 }
 
+const std::vector<std::string>& plannedStrategyNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = strategyNames();
+    all.push_back("imerge-overlap");
+    return all;
+  }();
+  return names;
+}
+
 std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerOptions& options) {
   if (strategy == "default") return std::make_unique<DefaultPlanner>();
   if (strategy == "wfbp") return std::make_unique<WfbpPlanner>();
@@ -22,11 +31,13 @@ std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerO
   if (strategy == "priority") return std::make_unique<PriorityPlanner>(options.sliceElements);
   if (strategy == "mgwfbp") return std::make_unique<MgwfbpPlanner>();
   if (strategy == "imerge") return std::make_unique<ImergePlanner>();
+  if (strategy == "imerge-overlap")
+    return std::make_unique<ImergeOverlapPlanner>(options.sliceElements);
   if (strategy == "ddp") {
     return std::make_unique<DdpPlanner>(options.ddpFirstBucketBytes, options.ddpBucketBytes);
   }
   std::string list;
-  for (const std::string& name : strategyNames()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : plannedStrategyNames()) list += (list.empty() ? "" : ", ") + name;
   IMERGE_FAIL("unknown distributed strategy '", strategy, "'; choose one of: ", list);
 }
 

@@ -108,6 +108,47 @@ class ImergePlanner : public Planner {
   bool usesTimings() const override { return true; }
 };
 
+// `imerge-overlap`: imerge's optimal contiguous grouping, where each group also chooses when it
+// communicates (Bucket::Schedule, plan.h): one all-reduce during backward (as imerge), DeAR's
+// split (a reduce-scatter during backward, an all-gather before the next forward of its
+// layers), or one all-reduce before the next forward. Tensors larger than --slice-elems are
+// cut into slices as `priority` cuts them, so part of a large tensor can go during backward
+// and the rest before the next forward; a group is whole tensors or slices of one tensor. The
+// plan overlaps the next forward. It minimizes the simulator's iteration (simulator.h, without
+// contention) over every such grouping and schedule (the tests compare it with exhaustive
+// search). With time 0 at the start of backward, B its end, P(k) the update-plus-forward time
+// of tensors 0..k-1, C the end of the channel's backward part and j_g one past the last tensor
+// of group g, the next backward starts at
+//   T = max(B + other + P(L), C + max(P(L), Q)),
+//   Q = max over forward-phase groups g of (P(j_g) + the forward-phase work of g and every
+//       later group),
+// because the forward runs tensors L-1..0, each group is awaited before its last tensor's
+// forward, the forward-phase work follows C in forward order, and a group that all-reduces
+// during backward is either the last (then C + P(L) is its term) or followed by a forward-phase
+// group whose term is larger. Appending a group changes f (the channel end so far) and Q
+// monotonically, so the programme keeps, per prefix, the Pareto set of (f, Q), dropping states
+// that cannot beat imerge's grouping. A set larger than 256 states is thinned by f
+// (imerge_overlap_planner.cpp), and the plan's optimalityGapSeconds then bounds how far above
+// the optimum it may be; imerge's grouping stays the fallback, so under one belief it never
+// plans slower than imerge. Ties within a relative 1e-12 go to fewer buckets, then to fewer
+// that communicate before the forward.
+//
+// The narrow plan(tensors, model, workers) knows no forward times: it plans with zero forward,
+// optimizer and other time and the ring rule's halves of `model` (collective_costs.h).
+class ImergeOverlapPlanner : public Planner {
+ public:
+  explicit ImergeOverlapPlanner(size_t sliceElements);
+  std::string name() const override { return "imerge-overlap"; }
+  Plan plan(const std::vector<TensorInfo>& tensors, const CommModel& model,
+            int workers) const override;
+  Plan plan(const ComputeProfile& profile, const CollectiveCosts& costs,
+            int workers) const override;
+  bool usesTimings() const override { return true; }
+
+ private:
+  size_t sliceElements_;
+};
+
 // Helpers the planners share.
 namespace planning {
 
