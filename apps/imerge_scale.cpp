@@ -71,7 +71,7 @@ constexpr const char* kDefaultCluster = "paper-small+10gbe";
 struct Options {
   std::vector<std::string> models;
   std::vector<int> workers = {1, 2, 4, 8, 16, 32};
-  std::vector<std::string> strategies = strategyNames();
+  std::vector<std::string> strategies = plannedStrategyNames();
   int measureUpTo = 0;
   ComputeInputs compute;
   std::string cluster = kDefaultCluster;
@@ -89,6 +89,12 @@ std::string joined(const std::vector<std::string>& names) {
   std::string list;
   for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
   return list;
+}
+
+// Whether imerge-train --dist runs `strategy` (imerge-overlap is planned and simulated only).
+bool hasRuntime(const std::string& strategy) {
+  const std::vector<std::string>& real = strategyNames();
+  return std::find(real.begin(), real.end(), strategy) != real.end();
 }
 
 // ---- input checks ----
@@ -114,7 +120,7 @@ void checkOptions(const Options& options) {
     IMERGE_CHECK(std::find(known.begin(), known.end(), model) != known.end(),
                  "--model: unknown model '", model, "'; known models: ", joined(known));
   }
-  const std::vector<std::string>& strategies = strategyNames();
+  const std::vector<std::string>& strategies = plannedStrategyNames();
   for (const std::string& strategy : options.strategies) {
     IMERGE_CHECK(std::find(strategies.begin(), strategies.end(), strategy) != strategies.end(),
                  "--strategies: unknown strategy '", strategy, "'; known: ", joined(strategies));
@@ -134,7 +140,7 @@ std::map<std::string, std::string> chooseBeliefs(Options& options, const CLI::Ap
                  " and --fusion-bytes both set fusion's threshold; give one");
     options.real.planner.fusionBytes = fusionThresholdBytes(beliefs["fusion"]);
   }
-  for (const std::string& strategy : strategyNames()) {
+  for (const std::string& strategy : plannedStrategyNames()) {
     beliefs.emplace(strategy, defaultBeliefSource(strategy));
   }
   if (fusionBytesGiven) {
@@ -165,8 +171,11 @@ struct Study {
                      bool profileSlowedDown) const {
     const std::unique_ptr<Planner> planner = makePlanner(strategy, options.real.planner);
     const auto belief = beliefAt(network, strategy, std::max(workers, 2));
-    const Plan plan = planner->plan(profile.tensors, *belief, workers);
-    SimOptions simOptions{.batchPerWorker = options.real.batchSize};
+    const Plan plan = planner->plan(profile, ringSplitCosts(belief), workers);
+    const CollectiveCosts truth = ringSplitCosts(network.sharedTruth());
+    SimOptions simOptions{.batchPerWorker = options.real.batchSize,
+                          .reduceScatter = truth.reduceScatter.get(),
+                          .allGather = truth.allGather.get()};
     if (contention) simOptions.contention = contention->at(workers, profileSlowedDown);
     const SimResult result = simulate(plan, profile, network.truth(), workers, simOptions);
     if (!options.traceDir.empty()) {
@@ -315,8 +324,12 @@ int run(Options& options, const CLI::App& app) {
   const size_t total = [&] {
     size_t perModel = 0;
     for (int workers : workerCounts) {
-      perModel += options.strategies.size() *
-                  (workers <= options.measureUpTo ? 1 + scales.size() : scales.size());
+      const bool unscaled = scales.size() == 1 && scales[0] == std::pair(1.0, 1.0);
+      for (const std::string& strategy : options.strategies) {
+        // A measured cell: the run, its own profile simulated, then the scaled clusters.
+        const bool measured = workers <= options.measureUpTo && hasRuntime(strategy);
+        perModel += measured ? 2 + (unscaled ? 0 : scales.size()) : scales.size();
+      }
     }
     const size_t published =
         options.preset.empty() ? 0 : presetNamed(options.preset).published.size();
@@ -341,6 +354,13 @@ int run(Options& options, const CLI::App& app) {
       std::map<std::string, ComputeProfile> measuredProfiles;
       for (const std::string& strategy : options.strategies) {
         if (!measured) continue;
+        if (!hasRuntime(strategy)) {
+          if (workers > 1) {
+            std::cout << "  " << strategy << " at " << workers
+                      << " workers: simulated only (it has no real runs yet)\n";
+          }
+          continue;
+        }
         MeasuredRun run = workers == 1 && singleRun
                               ? *singleRun
                               : measureRealRun(options.real, model, workers, strategy);
@@ -361,12 +381,19 @@ int run(Options& options, const CLI::App& app) {
                             workers > 1));
       }
       if (measured && compute.sourceOf(model) == "measured runs") {
+        IMERGE_CHECK(!measuredProfiles.empty(), "--strategies: none of ",
+                     joined(options.strategies),
+                     " runs for real, so no run measures the compute profile; add one that "
+                     "does (wfbp, say) or give --profile");
         profile = measuredProfiles.count("wfbp") ? measuredProfiles["wfbp"]
                                                  : measuredProfiles.begin()->second;
         profileSlowedDown = workers > 1;
       }
-      if (measured && scales.size() == 1 && scales[0] == std::pair(1.0, 1.0)) continue;
+      const bool measuredClusterOnly =
+          measured && scales.size() == 1 && scales[0] == std::pair(1.0, 1.0);
       for (const std::string& strategy : options.strategies) {
+        // A measured strategy's rows on the measured cluster came from its run above.
+        if (measuredClusterOnly && hasRuntime(strategy)) continue;
         for (size_t s = 0; s < scales.size(); ++s) {
           add(study.simulated(model, workers, strategy, *profile, networks[s],
                               measuredSingle ? *measuredSingle : profile->computeSeconds(),
@@ -442,7 +469,7 @@ std::string beliefHelp() {
   std::string text =
       "what a strategy plans with, STRATEGY=SOURCE (comma-separated); the "
       "sources, the default first:";
-  for (const std::string& strategy : strategyNames()) {
+  for (const std::string& strategy : plannedStrategyNames()) {
     text += "\n    " + strategy + ": " + joined(beliefSourcesFor(strategy));
   }
   return text;
@@ -473,7 +500,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--strategies", options.strategies,
-                 "strategies (default all: " + joined(strategyNames()) + ")")
+                 "strategies (default all: " + joined(plannedStrategyNames()) + ")")
       ->delimiter(',');
   app.add_option("--measure-up-to", options.measureUpTo,
                  "measure real runs (mpirun imerge-train) at worker counts up to this one")
