@@ -84,7 +84,6 @@ Plan ImergeOverlapPlanner::plan(const std::vector<TensorInfo>& tensors, const Co
 }
 
 namespace {
-constexpr size_t kFloat32Bytes = 4;  // --slice-elems counts float32 elements
 
 // A piece of the flat gradient buffer the programme groups: a whole tensor, or one slice of at
 // most sliceBytes of a larger one (in byte order).
@@ -99,22 +98,17 @@ struct Item {
 std::vector<Item> itemsOf(const std::vector<TensorInfo>& tensors, size_t sliceBytes) {
   std::vector<Item> items;
   for (size_t k = 0; k < tensors.size(); ++k) {
-    size_t offset = 0;
-    do {  // at least one item, so a zero-byte tensor is still reduced
-      const size_t bytes = std::min(sliceBytes, tensors[k].bytes - offset);
-      items.push_back({k, offset, bytes, offset == 0, offset + bytes == tensors[k].bytes});
-      offset += bytes;
-    } while (offset < tensors[k].bytes);
+    for (const planning::SliceRange& range : planning::sliceRanges(tensors[k].bytes, sliceBytes)) {
+      items.push_back({k, range.offsetBytes, range.bytes, range.offsetBytes == 0,
+                       range.offsetBytes + range.bytes == tensors[k].bytes});
+    }
   }
   return items;
 }
 }  // namespace
 
-ImergeOverlapPlanner::ImergeOverlapPlanner(size_t sliceElements) : sliceElements_(sliceElements) {
-  IMERGE_CHECK(
-      sliceElements_ >= 1 && sliceElements_ <= std::numeric_limits<size_t>::max() / kFloat32Bytes,
-      "imerge-overlap planner: --slice-elems must be at least 1 element, not ", sliceElements_);
-}
+ImergeOverlapPlanner::ImergeOverlapPlanner(size_t sliceElements)
+    : sliceBytes_(planning::sliceBytesOf("imerge-overlap", sliceElements)) {}
 
 Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveCosts& costs,
                                 int workers) const {
@@ -154,7 +148,7 @@ Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveC
   // The programme runs over items; a group is whole tensors or a range of one tensor's slices
   // (a bucket is one range of the flat buffer, plan.h). P of a group that ends inside tensor k
   // is P(k + 1): the tensor waits for its last slice.
-  const std::vector<Item> items = itemsOf(tensors, sliceElements_ * kFloat32Bytes);
+  const std::vector<Item> items = itemsOf(tensors, sliceBytes_);
   const size_t count = items.size();
   std::vector<size_t> prefixBytes(count + 1, 0);
   for (size_t i = 0; i < count; ++i) prefixBytes[i + 1] = prefixBytes[i] + items[i].bytes;

@@ -1,6 +1,7 @@
 // makePlanner, strategyNames and beliefModelFor (contracts in distributed/planning/planner.h),
 // and the helpers the planners share (distributed/planning/planners/planners.h).
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "core/error.h"
@@ -45,6 +46,24 @@ namespace planning {
 
 void checkWorkers(const std::string& planner, int workers) {
   IMERGE_CHECK(workers >= 1, planner, " planner: workers must be at least 1, not ", workers);
+}
+
+size_t sliceBytesOf(const std::string& planner, size_t sliceElements) {
+  constexpr size_t kFloat32Bytes = 4;
+  IMERGE_CHECK(
+      sliceElements >= 1 && sliceElements <= std::numeric_limits<size_t>::max() / kFloat32Bytes,
+      planner, " planner: --slice-elems must be at least 1 element, not ", sliceElements);
+  return sliceElements * kFloat32Bytes;
+}
+
+std::vector<SliceRange> sliceRanges(size_t bytes, size_t sliceBytes) {
+  std::vector<SliceRange> ranges;
+  size_t offset = 0;
+  do {
+    ranges.push_back({offset, std::min(sliceBytes, bytes - offset)});
+    offset += ranges.back().bytes;
+  } while (offset < bytes);
+  return ranges;
 }
 
 Bucket wholeTensorBucket(const std::vector<TensorInfo>& tensors, size_t first, size_t last,

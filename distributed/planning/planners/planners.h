@@ -78,7 +78,7 @@ class PriorityPlanner : public Planner {
   bool usesTimings() const override { return false; }
 
  private:
-  size_t sliceElements_;
+  size_t sliceBytes_;
 };
 
 // `mgwfbp` (Shi et al.): the greedy merge rule of docs/design.md, walking k = 0..L-2 (0-based),
@@ -146,7 +146,7 @@ class ImergeOverlapPlanner : public Planner {
   bool usesTimings() const override { return true; }
 
  private:
-  size_t sliceElements_;
+  size_t sliceBytes_;
 };
 
 // Helpers the planners share.
@@ -154,6 +154,18 @@ namespace planning {
 
 // Throws unless workers >= 1 (every planner takes the worker count, even those that ignore it).
 void checkWorkers(const std::string& planner, int workers);
+
+// --slice-elems (float32 elements) in bytes; refused, naming `planner`, below 1 element or where
+// the bytes would overflow.
+size_t sliceBytesOf(const std::string& planner, size_t sliceElements);
+
+// A tensor of `bytes` cut into pieces of at most sliceBytes, in byte order: at least one, so a
+// zero-byte tensor is still reduced (as one empty piece).
+struct SliceRange {
+  size_t offsetBytes = 0;
+  size_t bytes = 0;
+};
+std::vector<SliceRange> sliceRanges(size_t bytes, size_t sliceBytes);
 
 // Bucket of the whole tensors [first, last] (inclusive, backward order), priority = bucketIndex.
 Bucket wholeTensorBucket(const std::vector<TensorInfo>& tensors, size_t first, size_t last,
