@@ -95,10 +95,19 @@ struct Item {
   bool last = true;   // the tensor's last slice
 };
 
+// A tensor is cut into at most this many slices: the programme tries every range of one
+// tensor's slices, so s slices cost s^2 / 2 groups (a 2 MiB layer at 100 elements per slice
+// would be 5243 slices and 14 million groups), while slices finer than 1/64 of a tensor pipeline
+// its reduce-scatter no better in practice.
+constexpr size_t kMaxSlicesPerTensor = 64;
+
 std::vector<Item> itemsOf(const std::vector<TensorInfo>& tensors, size_t sliceBytes) {
   std::vector<Item> items;
   for (size_t k = 0; k < tensors.size(); ++k) {
-    for (const planning::SliceRange& range : planning::sliceRanges(tensors[k].bytes, sliceBytes)) {
+    const size_t floats = (tensors[k].bytes + 3) / 4;
+    const size_t coarsest = (floats + kMaxSlicesPerTensor - 1) / kMaxSlicesPerTensor * 4;
+    const size_t bytes = std::max(sliceBytes, coarsest);
+    for (const planning::SliceRange& range : planning::sliceRanges(tensors[k].bytes, bytes)) {
       items.push_back({k, range.offsetBytes, range.bytes, range.offsetBytes == 0,
                        range.offsetBytes + range.bytes == tensors[k].bytes});
     }
@@ -153,11 +162,9 @@ Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveC
   std::vector<size_t> prefixBytes(count + 1, 0);
   for (size_t i = 0; i < count; ++i) prefixBytes[i + 1] = prefixBytes[i] + items[i].bytes;
   auto groupForward = [&](size_t j) { return forwardWork[items[j - 1].tensor + 1]; };
-  auto allowed = [&](size_t i, size_t j) {  // items i-1..j-1
-    const Item& first = items[i - 1];
-    const Item& last = items[j - 1];
-    return first.tensor == last.tensor || (first.first && last.last);
-  };
+  // firstItem[k]: the 1-based index of tensor k's first item.
+  std::vector<size_t> firstItem(tensors.size(), 0);
+  for (size_t i = count; i >= 1; --i) firstItem[items[i - 1].tensor] = i;
 
   // Every plan's T is at least max(B + other + P(L), f + max(Q, P(L))) at any of its prefixes,
   // since f and Q only grow: states above the bound (plus what thinning may have cost) go.
@@ -168,8 +175,15 @@ Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveC
   for (size_t j = 1; j <= count; ++j) {
     std::vector<State> candidates;
     const double groupReady = ready[items[j - 1].tensor];
-    for (size_t i = 1; i <= j; ++i) {
-      if (!allowed(i, j)) continue;
+    // The groups ending at item j (items i-1..j-1): a range of its tensor's slices, or, when it
+    // ends its tensor, whole tensors from any earlier tensor's start.
+    const size_t tensor = items[j - 1].tensor;
+    std::vector<size_t> starts;
+    if (items[j - 1].last) {
+      for (size_t k = 0; k < tensor; ++k) starts.push_back(firstItem[k]);
+    }
+    for (size_t i = firstItem[tensor]; i <= j; ++i) starts.push_back(i);
+    for (size_t i : starts) {
       const size_t bytes = prefixBytes[j] - prefixBytes[i - 1];
       const double wholeSeconds = costs.allReduce->seconds(bytes, workers);
       const double scatterSeconds = costs.reduceScatter->seconds(bytes, workers);
@@ -204,14 +218,22 @@ Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveC
         }
       }
     }
+    // May be empty: a boundary after item j can cost more than the bound when the item ends
+    // inside a sliced tensor (the groups around it then pay one more startup than imerge's).
     fronts[j] = paretoFront(std::move(candidates));
-    IMERGE_CHECK(!fronts[j].empty(), "imerge-overlap planner: no grouping of the first ", j,
-                 " slices is within the bound (a cost model that is not monotone?)");
     if (fronts[j].size() > kMaxFront) gap += thin(fronts[j]);
   }
 
-  // The best complete state: least T, then fewer buckets, then fewer before the next forward.
+  Plan plan;
+  plan.overlapWithNextForward = true;
+  plan.optimalityGapSeconds = gap;
+  // Thinning may have dropped imerge's grouping; it stays the fallback.
   const std::vector<State>& last = fronts[count];
+  if (last.empty()) {
+    plan.buckets = imergePlan.buckets;
+    return plan;
+  }
+  // The best complete state: least T, then fewer buckets, then fewer before the next forward.
   size_t best = 0;
   for (size_t s = 1; s < last.size(); ++s) {
     const double candidate = iteration(last[s]), incumbent = iteration(last[best]);
@@ -222,10 +244,6 @@ Plan ImergeOverlapPlanner::plan(const ComputeProfile& profile, const CollectiveC
       best = s;
     }
   }
-  Plan plan;
-  plan.overlapWithNextForward = true;
-  plan.optimalityGapSeconds = gap;
-  // Thinning may have dropped imerge's grouping; it stays the fallback.
   if (iteration(last[best]) > bound) {
     plan.buckets = imergePlan.buckets;
     return plan;

@@ -112,8 +112,9 @@ class ImergePlanner : public Planner {
 // communicates (Bucket::Schedule, plan.h): one all-reduce during backward (as imerge), DeAR's
 // split (a reduce-scatter during backward, an all-gather before the next forward of its
 // layers), or one all-reduce before the next forward. Tensors larger than --slice-elems are
-// cut into slices as `priority` cuts them, so part of a large tensor can go during backward
-// and the rest before the next forward; a group is whole tensors or slices of one tensor. The
+// cut into slices as `priority` cuts them (but into 64 at most, which keeps the programme
+// small), so part of a large tensor can go during backward and the rest before the next
+// forward; a group is whole tensors or a range of slices of one tensor. The
 // plan overlaps the next forward. It minimizes the simulator's iteration (simulator.h, without
 // contention) over every such grouping and schedule (the tests compare it with exhaustive
 // search). With time 0 at the start of backward, B its end, P(k) the update-plus-forward time

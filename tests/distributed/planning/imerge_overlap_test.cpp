@@ -126,6 +126,23 @@ TEST(ImergeOverlapPlanner, EqualsExhaustiveSearchOverGroupingsAndSchedules) {
   }
 }
 
+// Zero backward and forward times (DataParallel's first plan, before anything is measured) and
+// a startup that dominates: imerge's one bucket of both tensors is the best plan, and every
+// boundary inside the sliced second tensor costs a second startup, above the bound. The planner
+// must pass over those empty prefixes instead of refusing (it once threw "no grouping of the
+// first 2 slices is within the bound").
+TEST(ImergeOverlapPlanner, PassesOverSliceBoundariesThatCannotBeatTheBound) {
+  Instance instance;
+  instance.profile.tensors = {{"t0", 100, 0.0}, {"t1", 1000, 0.0}};
+  instance.profile.forwardSecondsPerTensor = {0.0, 0.0};
+  instance.costs = ringSplitCosts(std::make_shared<LinearCommModel>(1e-3, 1e-9));
+  const Plan plan = makePlanner("imerge-overlap", {.sliceElements = 25})
+                        ->plan(instance.profile, instance.costs, 4);
+  validatePlan(plan, instance.profile.tensors);
+  EXPECT_NEAR(simulated(plan, instance).iterationSeconds,
+              simulated(planned("imerge", instance), instance).iterationSeconds, 1e-12);
+}
+
 // Two tensors of 1000 bytes, backward 1 ms each, forward 2 ms (t0) and 1 ms (t1), an all-reduce of
 // 4 us per byte (4 ms for one tensor) and halves of 2 ms. By hand, from the start of backward:
 // t0 is ready at 1 ms and reduce-scattered 1-3 ms; t1, ready at 2 ms, is all-reduced 3-7 ms; t0's
