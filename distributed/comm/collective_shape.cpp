@@ -7,8 +7,8 @@ namespace imerge::distributed {
 
 const char* collectiveName(CollectiveOperation operation) {
   static constexpr const char* kNames[] = {
-      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)",
-      "broadcast",  "all-gather",       "barrier"};
+      "all-reduce", "all-reduce (max)", "all-reduce (bitwise and)", "broadcast",
+      "all-gather", "barrier",          "reduce-scatter",           "all-gather (blocks)"};
   return kNames[static_cast<int>(operation)];
 }
 

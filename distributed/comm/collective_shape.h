@@ -17,7 +17,9 @@ enum class CollectiveOperation : int64_t {
   AllreduceBitwiseAnd,
   Broadcast,
   Allgather,
-  Barrier
+  Barrier,
+  ReduceScatterSum,
+  AllgatherBlocks
 };
 
 // "all-reduce", "broadcast", ... as messages name them.

@@ -7,6 +7,7 @@
 // are complete when submit() returns.
 #include "distributed/comm/communicator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -134,6 +135,14 @@ std::vector<std::string> Communicator::allgatherText(const std::string& mine) {
   return texts;
 }
 
+BlockRange blockOf(size_t count, int rank, int workers) {
+  IMERGE_CHECK(workers >= 1 && rank >= 0 && rank < workers, "blockOf: rank ", rank,
+               " is not one of ", workers, " workers");
+  const size_t ranks = static_cast<size_t>(workers), r = static_cast<size_t>(rank);
+  const size_t base = count / ranks, longer = count % ranks;
+  return {r * base + std::min(r, longer), base + (r < longer ? 1 : 0)};
+}
+
 // ---- SingleProcessCommunicator -------------------------------------------------------------
 
 namespace {
@@ -151,6 +160,8 @@ class IdentityOps final : public CollectiveOps {
   void allgather(const void* mine, void* all, size_t bytes) override {
     std::memcpy(all, mine, bytes);
   }
+  void reduceScatterSum(float*, size_t) override {}
+  void allgatherBlocks(float*, size_t) override {}
   void barrier() override {}
 };
 

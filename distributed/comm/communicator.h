@@ -71,10 +71,25 @@ class CollectiveOps {
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
   // Every rank's `bytes` at `mine`, in rank order, into `all` (size() * bytes).
   virtual void allgather(const void* mine, void* all, size_t bytes) = 0;
+  // The two halves of an all-reduce, for `imerge-overlap`'s split buckets (DeAR), in place on
+  // `count` floats cut into one block per rank (blockOf). reduceScatterSum leaves in this rank's
+  // block the sum over ranks of that block, and the rest of `data` unspecified;
+  // allgatherBlocks copies every rank's block into the others' buffers.
+  virtual void reduceScatterSum(float* data, size_t count) = 0;
+  virtual void allgatherBlocks(float* data, size_t count) = 0;
   virtual void barrier() = 0;
 };
 
 using CommTask = std::function<void(CollectiveOps&)>;
+
+// The block of a `count`-element buffer that `rank` of `workers` owns in reduceScatterSum and
+// allgatherBlocks: consecutive blocks in rank order, the first count % workers of them one
+// element longer than the rest (a block may be empty when count < workers).
+struct BlockRange {
+  size_t offset = 0;
+  size_t count = 0;
+};
+BlockRange blockOf(size_t count, int rank, int workers);
 
 // Thrown by every rank at the same point, once the ranks found together that the run cannot go
 // on (they read different datasets, say): no rank is left waiting in a collective, so each may

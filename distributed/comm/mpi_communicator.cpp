@@ -122,6 +122,38 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     });
   }
 
+  void reduceScatterSum(float* data, size_t count) override {
+    const BlockCounts blocks = blockCounts(count, "reduce-scatter");
+    const BlockRange mine = blockOf(count, owner_.rank_, owner_.size_);
+    // MPI_IN_PLACE would leave this rank's block at the start of the buffer; a separate
+    // receive buffer puts it where it belongs with one copy of M / N bytes. The buffer stays
+    // MPI's if the request is abandoned, and no later task reuses it (they fail at once).
+    reduceScatterBlock_.resize(std::max<size_t>(mine.count, 1));
+    checked(CollectiveOperation::ReduceScatterSum, count, sizeof(float), 0,
+            [&](bool abandonAtOnce) {
+              MPI_Request request = MPI_REQUEST_NULL;
+              check(MPI_Ireduce_scatter(data, reduceScatterBlock_.data(), blocks.counts.data(),
+                                        MPI_FLOAT, MPI_SUM, comm_, &request),
+                    "MPI_Ireduce_scatter", "reduce-scatter", count * sizeof(float));
+              completeOrAbandon(request, abandonAtOnce, "reduce-scatter", count * sizeof(float));
+              if (!abandonAtOnce) {
+                std::copy_n(reduceScatterBlock_.data(), mine.count, data + mine.offset);
+              }
+            });
+  }
+
+  void allgatherBlocks(float* data, size_t count) override {
+    const BlockCounts blocks = blockCounts(count, "all-gather");
+    checked(CollectiveOperation::AllgatherBlocks, count, sizeof(float), 0, [&](bool abandonAtOnce) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      // In place: each rank's contribution is its own block of `data`.
+      check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, blocks.counts.data(),
+                            blocks.offsets.data(), MPI_FLOAT, comm_, &request),
+            "MPI_Iallgatherv", "all-gather", count * sizeof(float));
+      completeOrAbandon(request, abandonAtOnce, "all-gather", count * sizeof(float));
+    });
+  }
+
   void barrier() override {
     checked(CollectiveOperation::Barrier, 0, 0, 0, [&](bool abandonAtOnce) {
       MPI_Request request = MPI_REQUEST_NULL;
@@ -155,6 +187,22 @@ class MpiCommunicator::Ops final : public CollectiveOps {
     checked(CollectiveOperation::AllreduceMax, count, sizeof(T), 0, [&](bool abandonAtOnce) {
       allreduce(data, count, sizeof(T), type, MPI_MAX, "all-reduce (max)", abandonAtOnce);
     });
+  }
+
+  // The blocks of reduceScatterSum and allgatherBlocks as MPI's int counts and displacements.
+  struct BlockCounts {
+    std::vector<int> counts, offsets;
+  };
+  BlockCounts blockCounts(size_t count, const char* what) const {
+    BlockCounts blocks;
+    for (int r = 0; r < owner_.size_; ++r) {
+      const BlockRange block = blockOf(count, r, owner_.size_);
+      IMERGE_CHECK(block.offset + block.count <= INT_MAX, what, " '", label(), "': ", count,
+                   " floats is more than one MPI call addresses (", INT_MAX, " elements)");
+      blocks.counts.push_back(static_cast<int>(block.count));
+      blocks.offsets.push_back(static_cast<int>(block.offset));
+    }
+    return blocks;
   }
 
   const std::string& label() const {
@@ -359,8 +407,9 @@ class MpiCommunicator::Ops final : public CollectiveOps {
   MPI_Comm comm_ = MPI_COMM_NULL;
   const std::string* label_ = nullptr;
   std::vector<MPI_Request> abandoned_;
-  CollectivePosition position_;      // the collective being posted, numbered from 1
-  CollectivePosition sentPosition_;  // the stall check's message, while MPI sends it
+  std::vector<float> reduceScatterBlock_;  // reduceScatterSum's receive buffer
+  CollectivePosition position_;            // the collective being posted, numbered from 1
+  CollectivePosition sentPosition_;        // the stall check's message, while MPI sends it
 };
 
 // ---- the communicator ----------------------------------------------------------------------

@@ -6,12 +6,12 @@
 // rank issues its collectives in the same order as long as every rank submits them in the same
 // order.
 //
-// Waiting: each collective is a non-blocking MPI call (MPI_Iallreduce, MPI_Ibcast, MPI_Ibarrier)
-// completed by an MPI_Test loop that pauses between tests (pauseBetweenTests, thread_latency.h:
-// a yield while a core is free, a short sleep while every core computes). On a 2-core machine
-// the compute thread of the same rank needs that core; a blocking MPI_Allreduce would spin on it.
-// The loop also enforces the time-out: a collective that another rank never joins fails with an
-// imerge::Error instead of hanging the job.
+// Waiting: each collective is a non-blocking MPI call (MPI_Iallreduce, MPI_Ireduce_scatter, ...
+// MPI_Ibarrier) completed by an MPI_Test loop that pauses between tests (pauseBetweenTests,
+// thread_latency.h: a yield while a core is free, a short sleep while every core computes). On a
+// 2-core machine the compute thread of the same rank needs that core; a blocking MPI_Allreduce
+// would spin on it. The loop also enforces the time-out: a collective that another rank never joins
+// fails with an imerge::Error instead of hanging the job.
 //
 // Failure: after a task fails (a time-out, an MPI error, or a task that threw), every later task
 // fails at once with the first error, because the ranks may no longer agree on the order of
