@@ -71,7 +71,7 @@ constexpr const char* kDefaultCluster = "paper-small+10gbe";
 struct Options {
   std::vector<std::string> models;
   std::vector<int> workers = {1, 2, 4, 8, 16, 32};
-  std::vector<std::string> strategies = plannedStrategyNames();
+  std::vector<std::string> strategies = strategyNames();
   int measureUpTo = 0;
   ComputeInputs compute;
   std::string cluster = kDefaultCluster;
@@ -89,12 +89,6 @@ std::string joined(const std::vector<std::string>& names) {
   std::string list;
   for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
   return list;
-}
-
-// Whether imerge-train --dist runs `strategy` (imerge-overlap is planned and simulated only).
-bool hasRuntime(const std::string& strategy) {
-  const std::vector<std::string>& real = strategyNames();
-  return std::find(real.begin(), real.end(), strategy) != real.end();
 }
 
 // ---- input checks ----
@@ -120,7 +114,7 @@ void checkOptions(const Options& options) {
     IMERGE_CHECK(std::find(known.begin(), known.end(), model) != known.end(),
                  "--model: unknown model '", model, "'; known models: ", joined(known));
   }
-  const std::vector<std::string>& strategies = plannedStrategyNames();
+  const std::vector<std::string>& strategies = strategyNames();
   for (const std::string& strategy : options.strategies) {
     IMERGE_CHECK(std::find(strategies.begin(), strategies.end(), strategy) != strategies.end(),
                  "--strategies: unknown strategy '", strategy, "'; known: ", joined(strategies));
@@ -140,7 +134,7 @@ std::map<std::string, std::string> chooseBeliefs(Options& options, const CLI::Ap
                  " and --fusion-bytes both set fusion's threshold; give one");
     options.real.planner.fusionBytes = fusionThresholdBytes(beliefs["fusion"]);
   }
-  for (const std::string& strategy : plannedStrategyNames()) {
+  for (const std::string& strategy : strategyNames()) {
     beliefs.emplace(strategy, defaultBeliefSource(strategy));
   }
   if (fusionBytesGiven) {
@@ -325,11 +319,10 @@ int run(Options& options, const CLI::App& app) {
     size_t perModel = 0;
     for (int workers : workerCounts) {
       const bool unscaled = scales.size() == 1 && scales[0] == std::pair(1.0, 1.0);
-      for (const std::string& strategy : options.strategies) {
-        // A measured cell: the run, its own profile simulated, then the scaled clusters.
-        const bool measured = workers <= options.measureUpTo && hasRuntime(strategy);
-        perModel += measured ? 2 + (unscaled ? 0 : scales.size()) : scales.size();
-      }
+      // A measured cell: the run, its own profile simulated, then the scaled clusters.
+      const bool measured = workers <= options.measureUpTo;
+      perModel += options.strategies.size() *
+                  (measured ? 2 + (unscaled ? 0 : scales.size()) : scales.size());
     }
     const size_t published =
         options.preset.empty() ? 0 : presetNamed(options.preset).published.size();
@@ -354,13 +347,6 @@ int run(Options& options, const CLI::App& app) {
       std::map<std::string, ComputeProfile> measuredProfiles;
       for (const std::string& strategy : options.strategies) {
         if (!measured) continue;
-        if (!hasRuntime(strategy)) {
-          if (workers > 1) {
-            std::cout << "  " << strategy << " at " << workers
-                      << " workers: simulated only (it has no real runs yet)\n";
-          }
-          continue;
-        }
         MeasuredRun run = workers == 1 && singleRun
                               ? *singleRun
                               : measureRealRun(options.real, model, workers, strategy);
@@ -393,7 +379,7 @@ int run(Options& options, const CLI::App& app) {
           measured && scales.size() == 1 && scales[0] == std::pair(1.0, 1.0);
       for (const std::string& strategy : options.strategies) {
         // A measured strategy's rows on the measured cluster came from its run above.
-        if (measuredClusterOnly && hasRuntime(strategy)) continue;
+        if (measuredClusterOnly) continue;
         for (size_t s = 0; s < scales.size(); ++s) {
           add(study.simulated(model, workers, strategy, *profile, networks[s],
                               measuredSingle ? *measuredSingle : profile->computeSeconds(),
@@ -469,7 +455,7 @@ std::string beliefHelp() {
   std::string text =
       "what a strategy plans with, STRATEGY=SOURCE (comma-separated); the "
       "sources, the default first:";
-  for (const std::string& strategy : plannedStrategyNames()) {
+  for (const std::string& strategy : strategyNames()) {
     text += "\n    " + strategy + ": " + joined(beliefSourcesFor(strategy));
   }
   return text;
@@ -500,7 +486,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--strategies", options.strategies,
-                 "strategies (default all: " + joined(plannedStrategyNames()) + ")")
+                 "strategies (default all: " + joined(strategyNames()) + ")")
       ->delimiter(',');
   app.add_option("--measure-up-to", options.measureUpTo,
                  "measure real runs (mpirun imerge-train) at worker counts up to this one")

@@ -36,7 +36,7 @@ def main():
     simulated = {key(r): float(r["seconds_per_iteration"]) for r in rows if r["source"] == "simulated"}
     measured = [r for r in rows if r["source"] == "measured" and int(r["workers"]) > 1]
     problems = []
-    print(f"{'ranks':>5} {'strategy':<9} {'measured ms':>12} {'simulated ms':>13} {'difference':>10}")
+    print(f"{'ranks':>5} {'strategy':<14} {'measured ms':>12} {'simulated ms':>13} {'difference':>10}")
     pairs = 0
     for row in measured:
         if key(row) not in simulated:
@@ -45,7 +45,7 @@ def main():
         pairs += 1
         m, s = float(row["seconds_per_iteration"]), simulated[key(row)]
         difference = 100 * (s - m) / m
-        print(f"{row['workers']:>5} {row['strategy']:<9} {1e3 * m:12.1f} {1e3 * s:13.1f} {difference:+9.1f}%")
+        print(f"{row['workers']:>5} {row['strategy']:<14} {1e3 * m:12.1f} {1e3 * s:13.1f} {difference:+9.1f}%")
         if args.bound is not None and abs(difference) > args.bound:
             problems.append(f"{row['strategy']} on {row['workers']} ranks is {difference:+.1f}%, "
                             f"outside the {args.bound:g}% bound")

@@ -28,7 +28,7 @@ const std::vector<std::string>& beliefSourcesFor(const std::string& strategy) {
   if (strategy == "mgwfbp") return mgwfbp;
   if (strategy == "imerge" || strategy == "imerge-overlap") return imerge;
   if (strategy == "fusion") return fusion;
-  const std::vector<std::string>& names = plannedStrategyNames();
+  const std::vector<std::string>& names = strategyNames();
   IMERGE_CHECK(std::find(names.begin(), names.end(), strategy) != names.end(), "unknown strategy '",
                strategy, "'; the strategies are ", joined(names));
   return sizesOnly;

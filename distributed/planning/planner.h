@@ -42,12 +42,8 @@ struct PlannerOptions {
 // "default", "wfbp", "fusion", "priority", "mgwfbp", "imerge", "ddp", "imerge-overlap"; anything
 // else throws an imerge::Error that lists the names.
 std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerOptions& options);
-// The strategies real runs (DataParallel, imerge-train --dist) execute.
+// The strategies, as makePlanner, DataParallel, imerge-train --dist and imerge-scale know them.
 const std::vector<std::string>& strategyNames();
-// strategyNames() and `imerge-overlap`, which is planned and simulated (imerge-scale) but has
-// no runtime yet: its reduce-scatter and all-gather path in the Reducer is the open part of
-// issue 15.
-const std::vector<std::string>& plannedStrategyNames();
 
 // The model a strategy plans with when it measures its own samples (DataParallel): its default
 // belief of distributed/planning/belief.h, fitted from `samples` ("mgwfbp": the line over

@@ -3,8 +3,8 @@
 // Reducer itself keeps no timing fields, so a Reducer used alone (tests, other loops) pays for
 // nothing it does not ask for.
 //
-// Reports arrive from two threads: the communication thread (a priority plan's collectives)
-// and the training thread (FIFO collectives, collected in finish(); waits; bookkeeping).
+// Reports arrive from two threads: the communication thread (each collective, when it ends)
+// and the training thread (waits; bookkeeping).
 #pragma once
 
 #include <mutex>

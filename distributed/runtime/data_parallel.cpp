@@ -1,6 +1,7 @@
 #include "distributed/runtime/data_parallel.h"
 
 #include <algorithm>
+#include <bit>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -28,11 +29,13 @@ std::string shapeText(const Tensor& tensor) {
 }
 
 // Plans travel between ranks as int64 arrays:
-// [order, startAfterBackward, overlapWithNextForward, L, backwardOrder..., B,
-//  per bucket: tensor count, tensors..., bytes, priority, sliceOffsetBytes].
+// [order, startAfterBackward, overlapWithNextForward, optimalityGapSeconds (the double's bits),
+//  L, backwardOrder..., B,
+//  per bucket: tensor count, tensors..., bytes, priority, sliceOffsetBytes, schedule].
 std::vector<int64_t> encodePlan(const Plan& plan, const std::vector<size_t>& order) {
-  std::vector<int64_t> out = {static_cast<int64_t>(plan.order), plan.startAfterBackward,
-                              plan.overlapWithNextForward, static_cast<int64_t>(order.size())};
+  std::vector<int64_t> out = {
+      static_cast<int64_t>(plan.order), plan.startAfterBackward, plan.overlapWithNextForward,
+      std::bit_cast<int64_t>(plan.optimalityGapSeconds), static_cast<int64_t>(order.size())};
   for (size_t index : order) out.push_back(static_cast<int64_t>(index));
   out.push_back(static_cast<int64_t>(plan.buckets.size()));
   for (const Bucket& bucket : plan.buckets) {
@@ -41,6 +44,7 @@ std::vector<int64_t> encodePlan(const Plan& plan, const std::vector<size_t>& ord
     out.push_back(static_cast<int64_t>(bucket.bytes));
     out.push_back(bucket.priority);
     out.push_back(static_cast<int64_t>(bucket.sliceOffsetBytes));
+    out.push_back(static_cast<int64_t>(bucket.schedule));
   }
   return out;
 }
@@ -55,6 +59,7 @@ void decodePlan(const std::vector<int64_t>& in, Plan& plan, std::vector<size_t>&
   plan.order = static_cast<LaunchOrder>(next());
   plan.startAfterBackward = next() != 0;
   plan.overlapWithNextForward = next() != 0;
+  plan.optimalityGapSeconds = std::bit_cast<double>(next());
   order.assign(static_cast<size_t>(next()), 0);
   for (size_t& index : order) index = static_cast<size_t>(next());
   plan.buckets.resize(static_cast<size_t>(next()));
@@ -64,6 +69,7 @@ void decodePlan(const std::vector<int64_t>& in, Plan& plan, std::vector<size_t>&
     bucket.bytes = static_cast<size_t>(next());
     bucket.priority = static_cast<int>(next());
     bucket.sliceOffsetBytes = static_cast<size_t>(next());
+    bucket.schedule = static_cast<Bucket::Schedule>(next());
   }
 }
 
@@ -76,6 +82,7 @@ class NoCostModel final : public CommModel {
 };
 
 double meanOf(const std::deque<double>& values) {
+  if (values.empty()) return 0.0;
   double total = 0;
   for (double value : values) total += value;
   return total / static_cast<double>(values.size());
@@ -172,6 +179,9 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
   } else {
     belief_ = std::make_shared<NoCostModel>();
   }
+  // imerge-overlap prices its split buckets' halves by the ring rule until the halves are
+  // measured too (collective_costs.h); the other strategies read the all-reduce model only.
+  costs_ = ringSplitCosts(belief_);
   std::vector<std::string> names;
   for (const auto& [name, parameter] : model_->namedParameters()) names.push_back(name);
   reducer_ = std::make_unique<Reducer>(parameters_, communicator_, std::move(names));
@@ -181,7 +191,11 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
   for (size_t position = 0; position < order.size(); ++position) {
     order[position] = order.size() - 1 - position;
   }
-  agreeOnPlan(order, std::vector<double>(parameters_.size(), 0.0));
+  ComputeProfile unprofiled;
+  unprofiled.tensors = tensorInfosInOrder(parameters_, reducer_->parameterNames(), order,
+                                          std::vector<double>(parameters_.size(), 0.0));
+  unprofiled.forwardSecondsPerTensor.assign(order.size(), 0.0);
+  agreeOnPlan(order, unprofiled);
   if (plan().overlapWithNextForward) installForwardPreHooks();
 }
 
@@ -270,18 +284,28 @@ void DataParallel::broadcastStateFromRankZero() {
   for (auto& [name, buffer] : model_->namedBuffers()) broadcast(buffer);
 }
 
-void DataParallel::agreeOnPlan(const std::vector<size_t>& order,
-                               const std::vector<double>& readySeconds) {
+void DataParallel::agreeOnPlan(const std::vector<size_t>& order, const ComputeProfile& profile) {
   std::vector<int64_t> encoded;
+  std::string failure;
   if (communicator_.rank() == 0) {
-    const std::vector<TensorInfo> tensors =
-        tensorInfosInOrder(parameters_, reducer_->parameterNames(), order, readySeconds);
-    encoded = encodePlan(planner_->plan(tensors, *belief_, communicator_.size()), order);
-    plannedBackwardSpan_ = 0;
-    for (const TensorInfo& tensor : tensors) plannedBackwardSpan_ += tensor.backwardSeconds;
+    try {
+      encoded = encodePlan(planner_->plan(profile, costs_, communicator_.size()), order);
+    } catch (const Error& error) {
+      failure = error.what();
+    }
+    plannedBackwardSpan_ = profile.backwardSeconds();
   }
-  int64_t length = static_cast<int64_t>(encoded.size());
+  // A planner that fails on rank 0 fails every rank alike, instead of leaving the others in
+  // the plan's broadcast: a negative length announces the message.
+  int64_t length = failure.empty() ? static_cast<int64_t>(encoded.size())
+                                   : -static_cast<int64_t>(failure.size());
   communicator_.broadcast(&length, sizeof length, 0);
+  if (length < 0) {
+    failure.resize(static_cast<size_t>(-length));
+    communicator_.broadcast(failure.data(), failure.size(), 0);
+    IMERGE_FAIL("DataParallel: rank 0 could not plan the '", options_.strategy,
+                "' strategy: ", failure);
+  }
   encoded.resize(static_cast<size_t>(length));
   communicator_.broadcast(encoded.data(), encoded.size() * sizeof(int64_t), 0);
   Plan plan;
@@ -295,6 +319,10 @@ ComputeProfile DataParallel::computeProfile() const {
   IMERGE_CHECK(!recentReadySeconds_.empty() && !recentForwardSeconds_.empty(),
                "DataParallel::computeProfile: no step has been profiled yet (the first step is "
                "left out when the warm-up is longer than one step); train at least 2 steps");
+  return profileInOrder(reducer_->backwardOrder());
+}
+
+ComputeProfile DataParallel::profileInOrder(const std::vector<size_t>& order) const {
   std::deque<double> forwardSeconds = recentForwardSeconds_;
   std::deque<std::vector<double>> readySeconds = recentReadySeconds_;
   takeLatestOverRanks(forwardSeconds, readySeconds, communicator_);
@@ -302,9 +330,8 @@ ComputeProfile DataParallel::computeProfile() const {
   communicator_.allreduceMax(&busySeconds, 1);
 
   ComputeProfile profile;
-  profile.tensors =
-      tensorInfosInOrder(parameters_, reducer_->parameterNames(), reducer_->backwardOrder(),
-                         medianPerParameter(readySeconds, parameters_.size()));
+  profile.tensors = tensorInfosInOrder(parameters_, reducer_->parameterNames(), order,
+                                       medianPerParameter(readySeconds, parameters_.size()));
   profile.forwardSecondsPerTensor = splitForwardByBackward(profile.tensors, meanOf(forwardSeconds));
   profile.optimizerSeconds = meanOf(recentOptimizerSeconds_);
   if (busySeconds > 0) {
@@ -441,13 +468,6 @@ void DataParallel::step(optim::Sgd& optimizer) {
     options_.trace->record("optimizer", "optimizer", TraceRow::Compute, start, end);
 }
 
-std::vector<double> DataParallel::latestReadySeconds() const {
-  std::deque<double> forwardSeconds = recentForwardSeconds_;
-  std::deque<std::vector<double>> readySeconds = recentReadySeconds_;
-  takeLatestOverRanks(forwardSeconds, readySeconds, communicator_);
-  return medianPerParameter(readySeconds, parameters_.size());
-}
-
 void DataParallel::afterStep() {
   const auto start = CommClock::now();
   // On a GPU the host's clocks measured only the queueing: the profiled steps' figures come
@@ -485,12 +505,12 @@ void DataParallel::afterStep() {
                            sinceWarmup % options_.replanEverySteps == 0;
   // A bucket can leave only when every rank has its gradients, so the plan (like the profile
   // the simulator plans from) takes the slowest rank's ready times, not rank 0's own.
-  std::vector<double> readySeconds;
-  if (replan || checksDrift) readySeconds = latestReadySeconds();
+  ComputeProfile profile;
+  if (replan || checksDrift) profile = profileInOrder(lastHookOrder_);
   if (checksDrift) {
     int64_t drifted = 0;
     if (communicator_.rank() == 0) {
-      const double span = *std::max_element(readySeconds.begin(), readySeconds.end());
+      const double span = profile.backwardSeconds();
       // At least the tolerance, so a tolerance of 0 replans at every check, even when the
       // medians happen to repeat the planned span exactly.
       drifted = std::abs(span - plannedBackwardSpan_) >=
@@ -502,7 +522,7 @@ void DataParallel::afterStep() {
   if (replan) {
     reducer_->waitAll();
     for (size_t index = 0; index < updatePending_.size(); ++index) applyPendingUpdate(index);
-    agreeOnPlan(lastHookOrder_, readySeconds);
+    agreeOnPlan(lastHookOrder_, profile);
   }
   ownBookkeepingSeconds_ += secondsBetween(start, CommClock::now());
 }
@@ -560,10 +580,7 @@ void DataParallel::closeIteration() {
   ownBookkeepingSeconds_ = 0;
 
   if (options_.trace) {
-    for (const CommInterval& interval : intervals) {
-      options_.trace->record("all-reduce bucket " + std::to_string(interval.bucket), "allreduce",
-                             TraceRow::Communication, interval.start, interval.end, interval.bytes);
-    }
+    for (const CommInterval& interval : intervals) recordCollectiveRow(interval);
   }
 }
 
@@ -581,14 +598,21 @@ void DataParallel::recordDeviceRows(const DeviceStepTimes& times, const DeviceSt
   for (const CommInterval& wait : device.waits) {
     options_.trace->record("wait for all-reduces", "wait", TraceRow::Compute, wait.start, wait.end);
   }
-  for (const CommInterval& interval : device.intervals) {
-    options_.trace->record("all-reduce bucket " + std::to_string(interval.bucket), "allreduce",
-                           TraceRow::Communication, interval.start, interval.end, interval.bytes);
-  }
+  for (const CommInterval& interval : device.intervals) recordCollectiveRow(interval);
   if (times.stepEnd && device.optimizerSeconds) {
     options_.trace->record("optimizer", "optimizer", TraceRow::Compute,
                            at(*times.stepEnd - *device.optimizerSeconds), at(*times.stepEnd));
   }
+}
+
+void DataParallel::recordCollectiveRow(const CommInterval& interval) {
+  // The simulator's names and categories (simulator.cpp), so traces of both read alike.
+  static constexpr const char* kName[] = {"all-reduce", "reduce-scatter", "all-gather"};
+  static constexpr const char* kCategory[] = {"allreduce", "reducescatter", "allgather"};
+  const int kind = static_cast<int>(interval.kind);
+  options_.trace->record(std::string(kName[kind]) + " bucket " + std::to_string(interval.bucket),
+                         kCategory[kind], TraceRow::Communication, interval.start, interval.end,
+                         interval.bytes);
 }
 
 std::vector<StepBreakdown> DataParallel::takeBreakdowns() {

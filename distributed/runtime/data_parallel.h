@@ -6,7 +6,8 @@
 //     Variable loss = lossOf(parallel.forward(images));
 //     parallel.backward(loss);   // buckets all-reduced while backward runs; averaged
 //     parallel.step(optimizer);  // updates and clears the gradients
-//   parallel.synchronize();      // before evaluating or saving (priority updates lazily)
+//   parallel.synchronize();      // before evaluating or saving (priority, imerge-overlap
+//  update lazily)
 //
 // At construction every rank checks that all ranks run the same model, strategy and run
 // configuration (a clear error naming the ranks that differ), then takes rank 0's parameters
@@ -22,7 +23,9 @@
 // Backward times come from CUDA events recorded in the hooks, read after the step, during the
 // warm-up and the steps before each drift check only (profilesStepOnDevice; every step with a
 // trace), since reading them waits for the device. The breakdown's figures are device times
-// (device_step_times.h says what each means). `priority` with more than one rank is refused.
+// (device_step_times.h says what each means). `priority` with more than one rank is refused, and
+// so is an `imerge-overlap` plan with split or deferred buckets (the device communicators
+// all-reduce only).
 #pragma once
 
 #include <deque>
@@ -95,7 +98,8 @@ class DataParallel {
 
   autograd::Variable forward(const autograd::Variable& input);
   // Backward through `loss`, with every bucket all-reduced and averaged when it returns
-  // (priority: still in flight; each layer's next forward waits for its own update).
+  // (priority, imerge-overlap: still in flight; each layer's next forward waits for its own
+  // update).
   void backward(const autograd::Variable& loss);
   // The optimizer step on the averaged gradients, which it then clears. `optimizer` must hold
   // the model's parameters in registration order.
@@ -128,16 +132,16 @@ class DataParallel {
   std::string signature() const;
   void checkSameEverywhere();
   void broadcastStateFromRankZero();
-  // Rank 0 plans over `order` with backward times `readySeconds` (per parameter index) and
-  // every rank installs rank 0's plan.
-  void agreeOnPlan(const std::vector<size_t>& order, const std::vector<double>& readySeconds);
+  // Rank 0 plans from `profile` (its tensors in `order`, parameter indices) and every rank
+  // installs rank 0's plan.
+  void agreeOnPlan(const std::vector<size_t>& order, const ComputeProfile& profile);
+  // computeProfile() with the tensors in `order` (parameter indices). Collective.
+  ComputeProfile profileInOrder(const std::vector<size_t>& order) const;
   void afterStep();
   bool profilesThisStep() const;
   void recordBackwardRows();
   void recordDeviceRows(const DeviceStepTimes& times, const DeviceStepFigures& device);
-  // Collective: per parameter index, the median over the profiled steps of the slowest rank's
-  // ready time (takeLatestOverRanks).
-  std::vector<double> latestReadySeconds() const;
+  void recordCollectiveRow(const CommInterval& interval);
   void installForwardPreHooks();
   void applyPendingUpdate(size_t parameterIndex);
   void closeIteration();
@@ -147,7 +151,8 @@ class DataParallel {
   DataParallelOptions options_;
   std::unique_ptr<Planner> planner_;
   std::shared_ptr<const CommModel> belief_;
-  CommTimer timer_;  // declared before reducer_, which reports to it until destroyed
+  CollectiveCosts costs_;  // belief_, and the halves imerge-overlap's split buckets cost
+  CommTimer timer_;        // declared before reducer_, which reports to it until destroyed
   std::unique_ptr<Reducer> reducer_;
   std::vector<autograd::Variable> parameters_;
   std::vector<layers::Module*> hookedModules_;

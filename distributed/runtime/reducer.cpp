@@ -83,7 +83,8 @@ Reducer::~Reducer() {
 }
 
 void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
-  IMERGE_CHECK(works_.empty() && deviceInFlight_.empty() && (!priority_ || !priority_->running()),
+  IMERGE_CHECK(works_.empty() && !forwardPhaseInFlight_ && deviceInFlight_.empty() &&
+                   (!priority_ || !priority_->running()),
                "Reducer::setPlan: called while all-reduces are in flight (waitAll() first)");
   const size_t count = parameters_.size();
   IMERGE_CHECK(backwardOrder.size() == count, "Reducer::setPlan: the backward order lists ",
@@ -110,6 +111,13 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
       "all until backward ends. Doing it right needs the scheduler to poll each slice's "
       "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, ddp, fusion or wfbp "
       "on GPUs (priority runs on the CPU)");
+  IMERGE_CHECK(!(plan.hasForwardPhase() && deviceEvents_ && communicator_.size() > 1),
+               "Reducer: the 'imerge-overlap' plan's reduce-scatters and all-gathers cannot run "
+               "on ",
+               device.name(), " among ", communicator_.size(),
+               " ranks: the device communicators (NCCL, MPI staging) offer all-reduce only so "
+               "far. Use --dist imerge, mgwfbp, ddp, fusion or wfbp on GPUs (imerge-overlap runs "
+               "on the CPU over MPI)");
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
@@ -181,6 +189,12 @@ std::vector<TensorInfo> Reducer::tensorInfos() const {
 
 void Reducer::prepareForBackward(int64_t step, bool profile) {
   IMERGE_CHECK(!backwardOrder_.empty(), "Reducer: no plan installed (call setPlan first)");
+  if (forwardPhaseInFlight_) {
+    // What the next forward's pre-hooks did not wait for (or all of it, without them).
+    const auto waitStart = CommClock::now();
+    waitAll();
+    recordWait(waitStart);
+  }
   IMERGE_CHECK(works_.empty(), "Reducer: step ", step, " began before step ", step_,
                " finished (call finish() after every backward)");
   if (deviceEvents_) checkDeviceWorks();  // an earlier step's collective may have failed since
@@ -197,6 +211,7 @@ void Reducer::prepareForBackward(int64_t step, bool profile) {
   hookOrder_.clear();
   nextToLaunch_ = 0;
   works_.assign(plan_.buckets.size(), nullptr);
+  reduceScatters_.assign(plan_.buckets.size(), nullptr);
   if (priority_) {
     works_.clear();
     priority_->start(communicator_, step);
@@ -245,20 +260,70 @@ void Reducer::onGradReady(size_t parameterIndex) {
   reportBookkeeping(start);
 }
 
-void Reducer::launch(size_t bucket) {
+std::string Reducer::bucketLabel(size_t bucket) const {
   const Bucket& planned = plan_.buckets[bucket];
-  const std::string label =
-      "bucket " + std::to_string(bucket) + " of step " + std::to_string(step_) + " ('" +
-      names_[backwardOrder_[planned.tensors.front()]] + "'" +
-      (planned.tensors.size() > 1 ? " and " + std::to_string(planned.tensors.size() - 1) + " more"
-                                  : std::string()) +
-      ", " + std::to_string(planned.bytes) + " bytes)";
+  return "bucket " + std::to_string(bucket) + " of step " + std::to_string(step_) + " ('" +
+         names_[backwardOrder_[planned.tensors.front()]] + "'" +
+         (planned.tensors.size() > 1
+              ? " and " + std::to_string(planned.tensors.size() - 1) + " more"
+              : std::string()) +
+         ", " + std::to_string(planned.bytes) + " bytes)";
+}
+
+void Reducer::launch(size_t bucket) {
   if (deviceEvents_) {
-    works_[bucket] = launchOnDevice(bucket, label);
+    works_[bucket] = launchOnDevice(bucket, bucketLabel(bucket));
     return;
   }
-  works_[bucket] = communicator_.submit(
-      label, [this, bucket](CollectiveOps& ops) { reduceBucket(ops, bucket); });
+  switch (plan_.buckets[bucket].schedule) {
+    case Bucket::Schedule::Backward:
+      works_[bucket] = submitCollective(bucket, CollectiveKind::AllReduce);
+      break;
+    case Bucket::Schedule::Split:
+      reduceScatters_[bucket] = submitCollective(bucket, CollectiveKind::ReduceScatter);
+      break;
+    case Bucket::Schedule::BeforeForward:
+      break;  // its all-reduce waits for launchForwardPhase()
+  }
+}
+
+void Reducer::launchForwardPhase() {
+  // The same order as the simulator's (plan.h): after every bucket's backward part, in forward
+  // order, so the first layer's all-gather is the first the next forward needs.
+  for (size_t bucket = plan_.buckets.size(); bucket-- > 0;) {
+    switch (plan_.buckets[bucket].schedule) {
+      case Bucket::Schedule::Backward:
+        break;
+      case Bucket::Schedule::Split:
+        works_[bucket] = submitCollective(bucket, CollectiveKind::AllGather);
+        break;
+      case Bucket::Schedule::BeforeForward:
+        works_[bucket] = submitCollective(bucket, CollectiveKind::AllReduce);
+        break;
+    }
+  }
+}
+
+WorkHandle Reducer::submitCollective(size_t bucket, CollectiveKind kind) {
+  static constexpr const char* kPrefix[] = {"", "reduce-scatter, ", "all-gather, "};
+  std::string label = kPrefix[static_cast<int>(kind)] + bucketLabel(bucket);
+  return communicator_.submit(std::move(label), [this, bucket, kind](CollectiveOps& ops) {
+    const auto start = CommClock::now();
+    switch (kind) {
+      case CollectiveKind::AllReduce:
+        reduceBucket(ops, bucket);
+        break;
+      case CollectiveKind::ReduceScatter:
+        reduceScatterBucket(ops, bucket);
+        break;
+      case CollectiveKind::AllGather:
+        allgatherBucket(ops, bucket);
+        break;
+    }
+    if (timer_) {
+      timer_->collectiveDone({start, CommClock::now(), bucket, plan_.buckets[bucket].bytes, kind});
+    }
+  });
 }
 
 WorkHandle Reducer::launchOnDevice(size_t bucket, std::string label) {
@@ -290,6 +355,27 @@ void Reducer::reduceBucket(CollectiveOps& ops, size_t bucket) {
   for (int64_t i = 0; i < count; ++i) data[i] *= scale;
 }
 
+void Reducer::reduceScatterBucket(CollectiveOps& ops, size_t bucket) {
+  // Only this rank's block is summed here, so only it is averaged; the all-gather hands the
+  // averages to the other ranks.
+  float* data = flatGradients_.data<float>() + bucketOffset_[bucket];
+  const size_t count = static_cast<size_t>(bucketElements_[bucket]);
+  const int workers = communicator_.size();
+  if (workers == 1) return;
+  ops.reduceScatterSum(data, count);
+  const BlockRange mine = blockOf(count, communicator_.rank(), workers);
+  const float scale = 1.0f / static_cast<float>(workers);
+  float* block = data + mine.offset;
+#pragma omp simd
+  for (size_t i = 0; i < mine.count; ++i) block[i] *= scale;
+}
+
+void Reducer::allgatherBucket(CollectiveOps& ops, size_t bucket) {
+  if (communicator_.size() == 1) return;
+  ops.allgatherBlocks(flatGradients_.data<float>() + bucketOffset_[bucket],
+                      static_cast<size_t>(bucketElements_[bucket]));
+}
+
 void Reducer::finish() {
   auto start = CommClock::now();
   std::vector<std::string> missing;
@@ -319,6 +405,14 @@ void Reducer::finish() {
     reportBookkeeping(start);
     return;
   }
+  if (plan_.overlapWithNextForward) {
+    // imerge-overlap: nothing is waited for here; each layer's next forward waits for its
+    // own bucket (waitForParameter), the next backward for the rest.
+    launchForwardPhase();
+    forwardPhaseInFlight_ = true;
+    reportBookkeeping(start);
+    return;
+  }
   reportBookkeeping(start);
 
   // Tasks finish in submission order, so once the last bucket is done all are: one sleep and
@@ -329,13 +423,7 @@ void Reducer::finish() {
     works_.back()->wait();
     recordWait(waitStart);
   }
-  for (size_t b = 0; b < works_.size(); ++b) {
-    works_[b]->wait();
-    if (timer_) {
-      timer_->collectiveDone(
-          {works_[b]->started(), works_[b]->finished(), b, plan_.buckets[b].bytes});
-    }
-  }
+  for (const WorkHandle& work : works_) work->wait();
   works_.clear();
 }
 
@@ -406,6 +494,14 @@ DeviceStepTimes Reducer::readDeviceStepTimes() {
 }
 
 void Reducer::waitForParameter(size_t parameterIndex) {
+  if (forwardPhaseInFlight_) {
+    const auto waitStart = CommClock::now();
+    for (size_t b : bucketsOf_[positionOf_[parameterIndex]]) {
+      if (works_[b]) works_[b]->wait();
+    }
+    recordWait(waitStart);
+    return;
+  }
   if (!priority_ || !priority_->running()) return;
   const auto waitStart = CommClock::now();
   priority_->waitFor(bucketsOf_[positionOf_[parameterIndex]]);
@@ -416,7 +512,7 @@ void Reducer::waitAll() {
   // Every collective is waited for even after one failed: none may still use the buffer when
   // the caller goes on to free or replace it.
   std::exception_ptr firstError;
-  for (std::vector<WorkHandle>* works : {&works_, &deviceInFlight_}) {
+  for (std::vector<WorkHandle>* works : {&reduceScatters_, &works_, &deviceInFlight_}) {
     for (WorkHandle& work : *works) {
       try {
         if (work) work->wait();
@@ -426,6 +522,7 @@ void Reducer::waitAll() {
     }
     works->clear();
   }
+  forwardPhaseInFlight_ = false;
   if (firstError) std::rethrow_exception(firstError);
   if (priority_) {
     const auto waitStart = CommClock::now();

@@ -12,6 +12,16 @@
 // Priority plans are sent by a PriorityScheduler instead; finish() then returns at once and
 // waitForParameter() blocks until one parameter's slices are reduced.
 //
+// imerge-overlap plans (FIFO, overlapWithNextForward; plan.h) launch in the same order, but a
+// Split bucket launches a reduce-scatter (this rank's block summed and averaged) and a
+// BeforeForward bucket nothing. finish() then queues the forward phase behind the backward
+// parts, in forward order (the bucket of the largest index first, as the simulator runs it):
+// each Split bucket's all-gather and each BeforeForward bucket's all-reduce. It returns without
+// waiting; waitForParameter() blocks until the parameter's bucket is complete (the next
+// forward's pre-hooks call it), and the next prepareForBackward() waits for the rest. Every rank
+// submits the same collectives in the same order, so the single communication thread keeps the
+// ranks matched.
+//
 // Gradients on a GPU (parameters on a CudaDevice): the flat buffer lives on that GPU and the
 // same plan, bookkeeping and in-order launch apply; only what a launch and finish() do differ.
 // When a bucket becomes ready its hook records an event on the compute stream; the launch hands
@@ -27,6 +37,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "autograd/variable.h"
@@ -83,7 +94,8 @@ class Reducer {
   // and throws naming any parameter that received no gradient.
   void finish();
 
-  // Priority plans: blocks until the parameter's slices have been reduced and averaged.
+  // Plans that overlap the next forward (priority, imerge-overlap): blocks until the
+  // parameter's buckets have been reduced and averaged; at once for every other plan.
   void waitForParameter(size_t parameterIndex);
   // Blocks until nothing is in flight.
   void waitAll();
@@ -119,8 +131,16 @@ class Reducer {
   const Tensor& flatGradients() const { return flatGradients_; }
 
  private:
+  std::string bucketLabel(size_t bucket) const;
+  // A bucket's part during backward (host gradients: its all-reduce, a Split bucket's
+  // reduce-scatter, nothing for BeforeForward), then the forward phase's collectives.
   void launch(size_t bucket);
+  void launchForwardPhase();
+  // Queues `kind` of `bucket` on the communication thread, which reports its interval.
+  WorkHandle submitCollective(size_t bucket, CollectiveKind kind);
   void reduceBucket(CollectiveOps& ops, size_t bucket);
+  void reduceScatterBucket(CollectiveOps& ops, size_t bucket);
+  void allgatherBucket(CollectiveOps& ops, size_t bucket);
   void recordWait(CommClock::time_point start);
   void reportBookkeeping(CommClock::time_point start);
   void setUpDevice(std::unique_ptr<DeviceStepEvents> events);
@@ -149,7 +169,9 @@ class Reducer {
   std::vector<int> pending_;    // per bucket: tensors not final yet
   std::vector<uint8_t> ready_;  // per position
   size_t nextToLaunch_ = 0;
-  std::vector<WorkHandle> works_;  // per bucket, FIFO plans
+  std::vector<WorkHandle> works_;           // per bucket, FIFO plans: what completes it
+  std::vector<WorkHandle> reduceScatters_;  // per bucket: a Split bucket's first half
+  bool forwardPhaseInFlight_ = false;       // imerge-overlap: finish() returned, works run on
   std::vector<double> readySeconds_;
   std::vector<size_t> hookOrder_;
   std::unique_ptr<PriorityScheduler> priority_;

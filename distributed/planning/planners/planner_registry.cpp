@@ -12,16 +12,7 @@ namespace imerge::distributed {
 
 const std::vector<std::string>& strategyNames() {
   static const std::vector<std::string> names = {"default", "wfbp",   "fusion", "priority",
-                                                 "mgwfbp",  "imerge", "ddp"};
-  return names;
-}
-
-const std::vector<std::string>& plannedStrategyNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all = strategyNames();
-    all.push_back("imerge-overlap");
-    return all;
-  }();
+                                                 "mgwfbp",  "imerge", "ddp",    "imerge-overlap"};
   return names;
 }
 
@@ -38,7 +29,7 @@ std::unique_ptr<Planner> makePlanner(const std::string& strategy, const PlannerO
     return std::make_unique<DdpPlanner>(options.ddpFirstBucketBytes, options.ddpBucketBytes);
   }
   std::string list;
-  for (const std::string& name : plannedStrategyNames()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : strategyNames()) list += (list.empty() ? "" : ", ") + name;
   IMERGE_FAIL("unknown distributed strategy '", strategy, "'; choose one of: ", list);
 }
 

@@ -42,9 +42,12 @@ LinearCommModel asLinear(const std::shared_ptr<const CommModel>& model) {
 TEST(BeliefSources, DefaultToWhatEachOriginalSystemDoes) {
   EXPECT_EQ(defaultBeliefSource("mgwfbp"), "linear-32k-2m");
   EXPECT_EQ(defaultBeliefSource("imerge"), "piecewise");
+  EXPECT_EQ(defaultBeliefSource("imerge-overlap"), "piecewise");
   EXPECT_EQ(defaultBeliefSource("fusion"), "horovod-64mib");
   for (const std::string& strategy : strategyNames()) {
-    if (strategy == "mgwfbp" || strategy == "imerge" || strategy == "fusion") continue;
+    if (strategy == "mgwfbp" || strategy == "imerge" || strategy == "imerge-overlap" ||
+        strategy == "fusion")
+      continue;
     EXPECT_EQ(beliefSourcesFor(strategy), std::vector<std::string>{"sizes-only"}) << strategy;
   }
   EXPECT_EQ(fusionThresholdBytes("horovod-64mib"), size_t{64} << 20);

@@ -77,16 +77,18 @@ Plan groupingFromMask(const std::vector<TensorInfo>& tensors, unsigned mask) {
 
 TEST(PlannerRegistry, NamesEveryStrategyAndRefusesOthers) {
   const std::vector<std::string> expected = {"default", "wfbp",   "fusion", "priority",
-                                             "mgwfbp",  "imerge", "ddp"};
+                                             "mgwfbp",  "imerge", "ddp",    "imerge-overlap"};
   EXPECT_EQ(strategyNames(), expected);
   for (const std::string& name : strategyNames()) {
     const auto planner = makePlanner(name, {});
     EXPECT_EQ(planner->name(), name);
-    EXPECT_EQ(planner->usesTimings(), name == "mgwfbp" || name == "imerge") << name;
+    EXPECT_EQ(planner->usesTimings(),
+              name == "mgwfbp" || name == "imerge" || name == "imerge-overlap")
+        << name;
   }
   const std::string message = errorMessage([] { makePlanner("horovod", {}); });
   expectContains(message, "'horovod'");
-  expectContains(message, "default, wfbp, fusion, priority, mgwfbp, imerge, ddp");
+  expectContains(message, "default, wfbp, fusion, priority, mgwfbp, imerge, ddp, imerge-overlap");
 }
 
 TEST(PlannerRegistry, RefusesZeroThresholdsAndWorkers) {

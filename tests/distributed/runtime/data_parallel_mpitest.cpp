@@ -4,7 +4,10 @@
 // without batch-norm. Also: rank 0's parameters win at start, mismatched models are refused at
 // start-up naming the rank, the compute profile is the slowest rank's (the latest ready time
 // over ranks, the same on every rank) and so is the plan, and the trace shows all-reduces
-// overlapping backward for wfbp, mgwfbp and imerge but not for default.
+// overlapping backward for wfbp, mgwfbp and imerge but not for default, and imerge-overlap,
+// planned for a slow network, running its all-gathers and deferred all-reduces between the end
+// of backward and the next forward and training as one process does (the MatchesOneProcess
+// cases' model is too small for its plans to split or defer anything).
 //
 // Run by CTest as `mpirun -np N data_parallel_mpitest` for N = 2, 3, 4; every rank runs every
 // test, only rank 0 prints, and the exit status is the same on all ranks. With
@@ -15,7 +18,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "autograd/ops/loss.h"
 #include "distributed/comm/mpi_communicator.h"
@@ -75,14 +81,17 @@ std::vector<CommSample> kneeSamples() {
   return samples;
 }
 
+using BatchOf = std::function<std::pair<Tensor, Tensor>(int64_t step, int part)>;
+
 // One process: every micro-batch's gradient accumulated, then averaged, then one SGD step.
-std::vector<std::vector<float>> trainOneProcess(bool batchNorm, int workers) {
-  auto model = makeModel(batchNorm, 42);
+std::vector<std::vector<float>> trainOneProcess(const std::shared_ptr<layers::Module>& model,
+                                                const BatchOf& batchOf, int workers,
+                                                int64_t steps) {
   optim::Sgd optimizer(model->parameters(), sgdOptions());
-  for (int64_t step = 0; step < kSteps; ++step) {
+  for (int64_t step = 0; step < steps; ++step) {
     optimizer.zeroGrad();
     for (int part = 0; part < workers; ++part) {
-      auto [images, labels] = microBatch(step, part);
+      auto [images, labels] = batchOf(step, part);
       autograd::softmaxCrossEntropy(model->forward(autograd::Variable(images)), labels).backward();
     }
     for (autograd::Variable& parameter : model->parameters()) {
@@ -92,6 +101,10 @@ std::vector<std::vector<float>> trainOneProcess(bool batchNorm, int workers) {
     optimizer.step();
   }
   return testing::parameterValues(*model);
+}
+
+std::vector<std::vector<float>> trainOneProcess(bool batchNorm, int workers) {
+  return trainOneProcess(makeModel(batchNorm, 42), microBatch, workers, kSteps);
 }
 
 DataParallelOptions optionsFor(const std::string& strategy) {
@@ -168,7 +181,10 @@ std::vector<Case> allCases() {
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, MatchesOneProcess, ::testing::ValuesIn(allCases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.strategy + (info.param.batchNorm ? "_bn" : "_plain");
+                           // Test names take letters, digits and '_' only.
+                           std::string name = info.param.strategy;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + (info.param.batchNorm ? "_bn" : "_plain");
                          });
 
 TEST(DataParallelStartUp, EveryRankStartsFromRankZerosParameters) {
@@ -278,9 +294,8 @@ TEST(DataParallelProfile, ThePlanIsTheOneTheProfileGives) {
   }
 }
 
-// Overlap, from the trace: in how many of the steps after the warm-up does an all-reduce start
-// before that step's backward has ended?
-int stepsWithOverlap(const std::string& strategy) {
+// The trace model: three convolutions and a 2 MiB linear layer, on 16x16 images.
+std::shared_ptr<layers::Sequential> makeTraceModel() {
   Generator generator(3);
   auto model = std::make_shared<layers::Sequential>();
   model->add(std::make_shared<layers::Conv2d>(3, 32, 3, 1, 1, true, generator));
@@ -293,25 +308,59 @@ int stepsWithOverlap(const std::string& strategy) {
   }
   model->add(std::make_shared<layers::Flatten>());
   model->add(std::make_shared<layers::Linear>(32 * 16 * 16, 64, true, generator));  // 2 MiB
+  return model;
+}
+
+constexpr int64_t kTracedSteps = 6;
+
+// Rank `part`'s 32 images of step `step`.
+std::pair<Tensor, Tensor> traceBatch(int64_t step, int part) {
+  Generator generator(5000 + 97 * step + part);
+  Tensor images = Tensor::empty({32, 3, 16, 16});
+  generator.fillNormal(images, 0.0f, 1.0f);
+  return {images, Tensor::fromVector(std::vector<int64_t>(32, 1), {32})};
+}
+
+// The trace model trained kTracedSteps steps, traced, each rank on its own images.
+struct TracedRun {
+  explicit TracedRun(int rank) : trace(rank) {}
+  Trace trace;
+  Plan plan;
+  int64_t warmupSteps = 0;
+  std::vector<std::vector<float>> parameters;  // after the last step
+};
+
+// `samples`: the communication model to plan with instead of kneeSamples().
+std::unique_ptr<TracedRun> tracedRun(const std::string& strategy,
+                                     std::vector<CommSample> samples = {}) {
+  auto model = makeTraceModel();
   optim::Sgd optimizer(model->parameters(), sgdOptions());
-  Trace trace(world->rank());
+  auto run = std::make_unique<TracedRun>(world->rank());
   DataParallelOptions options = optionsFor(strategy);
-  options.trace = &trace;
+  options.trace = &run->trace;
+  if (!samples.empty()) options.commSamples = std::move(samples);
+  run->warmupSteps = options.warmupSteps;
   DataParallel parallel(model, *world, options);
-  const int64_t steps = 6;
-  for (int64_t step = 0; step < steps; ++step) {
-    Tensor images = Tensor::empty({32, 3, 16, 16});
-    generator.fillNormal(images, 0.0f, 1.0f);
-    Tensor labels = Tensor::fromVector(std::vector<int64_t>(32, 1), {32});
+  for (int64_t step = 0; step < kTracedSteps; ++step) {
+    auto [images, labels] = traceBatch(step, world->rank());
     parallel.backward(
         autograd::softmaxCrossEntropy(parallel.forward(autograd::Variable(images)), labels));
     parallel.step(optimizer);
   }
   parallel.synchronize();
+  run->plan = parallel.plan();
+  run->parameters = testing::parameterValues(*model);
+  return run;
+}
+
+// Overlap, from the trace: in how many of the steps after the warm-up does an all-reduce start
+// before that step's backward has ended?
+int stepsWithOverlap(const std::string& strategy) {
+  const std::unique_ptr<TracedRun> run = tracedRun(strategy);
   int overlapping = 0;
-  for (int64_t step = options.warmupSteps; step < steps; ++step) {
+  for (int64_t step = run->warmupSteps; step < kTracedSteps; ++step) {
     CommClock::time_point backwardEnd{}, firstAllreduce = CommClock::time_point::max();
-    for (const TraceEvent& event : trace.events()) {
+    for (const TraceEvent& event : run->trace.events()) {
       if (event.step != step) continue;
       if (event.category == "backward") backwardEnd = std::max(backwardEnd, event.end);
       if (event.category == "allreduce") firstAllreduce = std::min(firstAllreduce, event.start);
@@ -330,6 +379,76 @@ TEST(DataParallelTrace, AllReducesOverlapBackwardExceptForDefault) {
   EXPECT_GE(stepsWithOverlap("wfbp"), 1);
   EXPECT_GE(stepsWithOverlap("mgwfbp"), 1);
   EXPECT_GE(stepsWithOverlap("imerge"), 1);
+}
+
+// imerge-overlap's forward phase, from the trace of a run planned for a slow network: after the
+// warm-up, each collective of its
+// split and deferred buckets (all-gathers, all-reduces before the forward) starts after the
+// backward that produced it has ended and ends before the next forward does (whose layers wait
+// for it); a reduce-scatter (if the plan splits) starts before its backward has ended. A
+// collective is recorded in the step whose forward it ends in, or in its own step when it
+// ended before that forward began.
+TEST(DataParallelTrace, ImergeOverlapRunsItsForwardPhaseDuringTheNextForward) {
+  // Planned for a network where an all-reduce costs 5 ms plus 10 ns per byte (20 ms for the
+  // linear layer's 2 MiB), far more than the backward behind it: splitting and deferring pay.
+  std::vector<CommSample> slow;
+  for (size_t bytes = 4; bytes <= (size_t{16} << 20); bytes *= 2) {
+    slow.push_back({bytes, 2, 5e-3 + 1e-8 * static_cast<double>(bytes)});
+  }
+  const std::unique_ptr<TracedRun> run = tracedRun("imerge-overlap", slow);
+  ASSERT_TRUE(run->plan.hasForwardPhase()) << "a plan without split or deferred buckets";
+  std::vector<uint8_t> late(run->plan.buckets.size());
+  int counts[3] = {0, 0, 0};
+  for (size_t b = 0; b < late.size(); ++b) {
+    late[b] = run->plan.buckets[b].schedule != Bucket::Schedule::Backward;
+    ++counts[static_cast<int>(run->plan.buckets[b].schedule)];
+  }
+  if (world->rank() == 0) {
+    std::printf(
+        "imerge-overlap's plan: %d buckets all-reduced in backward, %d split, %d "
+        "all-reduced before the next forward\n",
+        counts[0], counts[1], counts[2]);
+  }
+  auto bucketOf = [](const TraceEvent& event) {
+    return static_cast<size_t>(std::stoul(event.name.substr(event.name.rfind(' ') + 1)));
+  };
+  std::map<int64_t, std::pair<CommClock::time_point, CommClock::time_point>> forwardOf;
+  std::map<int64_t, CommClock::time_point> backwardEndOf;
+  for (const TraceEvent& event : run->trace.events()) {
+    if (event.category == "forward") forwardOf[event.step] = {event.start, event.end};
+    if (event.category == "backward")
+      backwardEndOf[event.step] = std::max(backwardEndOf[event.step], event.end);
+  }
+  int forwardPhase = 0;
+  for (const TraceEvent& event : run->trace.events()) {
+    const bool gather = event.category == "allgather";
+    const bool deferred = event.category == "allreduce" && late[bucketOf(event)];
+    if (event.step <= run->warmupSteps || !(gather || deferred)) continue;
+    // The last backward's forward phase has no next forward: synchronize() waited for it.
+    if (event.start >= backwardEndOf.rbegin()->second) continue;
+    ++forwardPhase;
+    bool between = false;
+    for (int64_t step : {event.step - 1, event.step}) {
+      between = between ||
+                (backwardEndOf.count(step) && forwardOf.count(step + 1) &&
+                 backwardEndOf[step] <= event.start && event.end <= forwardOf[step + 1].second);
+    }
+    EXPECT_TRUE(between) << event.name << " in step " << event.step
+                         << " is not between a backward's end and the next forward's end";
+  }
+  EXPECT_GE(forwardPhase, 1);
+  // And the run trained as one process does on all ranks' images: the split and deferred
+  // buckets averaged every element, and each layer was updated after its own.
+  const ::testing::AssertionResult close = testing::parametersCloseToScale(
+      run->parameters, trainOneProcess(makeTraceModel(), traceBatch, world->size(), kTracedSteps),
+      1e-5, "imerge-overlap on a slow network", testing::parameterNames(*makeTraceModel()));
+  if (world->rank() == 0) std::printf("%s\n", close.message());
+  EXPECT_TRUE(close);
+  for (const TraceEvent& event : run->trace.events()) {
+    if (event.category == "reducescatter" && event.step >= run->warmupSteps) {
+      EXPECT_LT(event.start, backwardEndOf[event.step]) << event.name << " in step " << event.step;
+    }
+  }
 }
 
 }  // namespace

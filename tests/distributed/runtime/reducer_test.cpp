@@ -23,10 +23,11 @@ using testing::fifoPlan;
 using testing::makeParameters;
 using testing::reversed;
 
-// One all-reduce as the fake saw it: which elements of the flat buffer, and its label.
+// One collective as the fake saw it: which elements of the flat buffer, and which collective.
 struct Launch {
   int64_t firstElement = 0;
   int64_t elements = 0;
+  std::string operation = "all-reduce";
   bool operator==(const Launch&) const = default;
 };
 
@@ -82,6 +83,19 @@ class RecordingCommunicator final : public Communicator, private CollectiveOps {
   void allreduceMax(int64_t*, size_t) override {}
   void allgather(const void*, void*, size_t) override {
     ADD_FAILURE() << "the Reducer all-gathers nothing";
+  }
+  // Identical ranks: this rank's block is summed to `size` times itself, and every other
+  // rank's block, averaged there, equals the gradient already here.
+  void reduceScatterSum(float* data, size_t count) override {
+    const BlockRange mine = blockOf(count, 0, size_);
+    for (size_t i = mine.offset; i < mine.offset + mine.count; ++i)
+      data[i] *= static_cast<float>(size_);
+    std::lock_guard lock(mutex_);
+    launches_.push_back({data - base_, static_cast<int64_t>(count), "reduce-scatter"});
+  }
+  void allgatherBlocks(float* data, size_t count) override {
+    std::lock_guard lock(mutex_);
+    launches_.push_back({data - base_, static_cast<int64_t>(count), "all-gather"});
   }
   void allreduceBitwiseAnd(uint8_t*, size_t) override {
     std::lock_guard lock(mutex_);
