@@ -1,5 +1,5 @@
-// imerge-commbench: measures all-reduce time against message size and fits both communication
-// models to it.
+// imerge-commbench: measures all-reduce time (or, with --collective, reduce-scatter or all-gather
+// time) against message size and fits both communication models to it.
 //
 //   mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2
 //       build/release/imerge-commbench --out commbench        host (MPI) and, with a GPU, NCCL
@@ -72,7 +72,14 @@ struct Options {
   double timeoutSeconds = 120;
   bool besideCompute = false;
   int computeThreads = 1;
+  std::string collective = "all-reduce";
 };
+
+HostCollective collectiveNamed(const std::string& name) {
+  if (name == "reduce-scatter") return HostCollective::ReduceScatter;
+  if (name == "all-gather") return HostCollective::AllGather;
+  return HostCollective::AllReduce;
+}
 
 // The measurements of one backend ("mpi" or "nccl") and where they were written.
 struct BackendRun {
@@ -210,8 +217,8 @@ BackendRun sweep(Communicator& communicator, const std::string& backend,
   const std::vector<size_t> sizes = sweepMeasurementSizes(options.minBytes, options.maxBytes);
   const bool isMain = communicator.rank() == 0;
   if (isMain) {
-    std::printf("\n%s all-reduce among %d ranks: %zu sizes from %s to %s, up to %d repetitions\n",
-                backend.c_str(), communicator.size(), sizes.size(),
+    std::printf("\n%s %s among %d ranks: %zu sizes from %s to %s, up to %d repetitions\n",
+                backend.c_str(), options.collective.c_str(), communicator.size(), sizes.size(),
                 readableBytes(sizes.front()).c_str(), readableBytes(sizes.back()).c_str(),
                 options.repetitions);
     std::fflush(stdout);
@@ -365,7 +372,8 @@ int measure(Communicator& communicator, const Options& options, const std::strin
   std::vector<BackendRun> runs;
   if (options.backend != "device") {
     runs.push_back(sweep(communicator, communicator.backendName(),
-                         hostAllreduceTimer(options.maxBytes), options, options.out + ".csv"));
+                         hostCollectiveTimer(options.maxBytes, collectiveNamed(options.collective)),
+                         options, options.out + ".csv"));
   }
   if (options.backend != "host") {
     std::string whyNot;
@@ -392,6 +400,7 @@ int measure(Communicator& communicator, const Options& options, const std::strin
   writeJson(jsonPath, {{"tool", "imerge-commbench"},
                        {"command", command},
                        {"source", "measured"},
+                       {"collective", options.collective},
                        {"ranks", communicator.size()},
                        {"repetitions", options.repetitions},
                        {"min_bytes", options.minBytes},
@@ -414,6 +423,9 @@ void checkOptions(const Options& options) {
   IMERGE_CHECK(options.maxBytes <= (size_t{16} << 30), "--max-bytes ", options.maxBytes,
                ": at most 16 GiB (every rank allocates a buffer of this size)");
   IMERGE_CHECK(!options.out.empty(), "--out: the prefix must not be empty");
+  IMERGE_CHECK(options.collective == "all-reduce" || options.backend == "host", "--collective ",
+               options.collective,
+               ": the device communicators offer all-reduce only; add --backend host");
 }
 
 }  // namespace
@@ -435,6 +447,11 @@ int main(int argc, char** argv) {
                  "host (MPI, host buffers), device (NCCL, device buffers) or both (device only "
                  "where every rank has a GPU)")
       ->check(CLI::IsMember({"host", "device", "both"}))
+      ->capture_default_str();
+  app.add_option("--collective", options.collective,
+                 "what to time: all-reduce, or one of its halves as imerge-overlap's split buckets "
+                 "run them, reduce-scatter or all-gather of the whole message (host only)")
+      ->check(CLI::IsMember({"all-reduce", "reduce-scatter", "all-gather"}))
       ->capture_default_str();
   app.add_option("--fit-only", options.fitOnly,
                  "refit this samples CSV (bytes,seconds[,workers]) without MPI and write "

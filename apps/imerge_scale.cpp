@@ -76,6 +76,9 @@ struct Options {
   ComputeInputs compute;
   std::string cluster = kDefaultCluster;
   std::string contention;  // --contention FILE; empty: none modelled
+  // --reduce-scatter-model, --all-gather-model: imerge-overlap's halves, measured; empty: the
+  // ring rule's halves of the all-reduce.
+  std::string reduceScatterModel, allGatherModel;
   std::vector<std::string> beliefs;
   std::vector<double> startupScales = {1};
   std::vector<double> bandwidthScales = {1};
@@ -150,6 +153,7 @@ struct Study {
   std::map<std::string, std::string> beliefs;
   ClusterInput cluster;
   std::optional<MeasuredContention> contention;
+  std::optional<ClusterInput> reduceScatter, allGather;  // both or neither
 
   // The model `strategy` plans with at `workers` on `network` (null for plans by sizes alone).
   std::shared_ptr<const CommModel> beliefAt(const ClusterInput& network,
@@ -159,14 +163,34 @@ struct Study {
                        network.beliefSamples(workers), network.sharedTruth());
   }
 
+  // What imerge-overlap's split halves cost beside `allReduce` on the network scaled by
+  // (startupScale, bandwidthScale): the truth, or what `strategy` believes at `workers`.
+  CollectiveCosts splitCosts(std::shared_ptr<const CommModel> allReduce,
+                             const std::string& strategy, int workers, double startupScale,
+                             double bandwidthScale, bool belief) const {
+    if (!reduceScatter) return ringSplitCosts(std::move(allReduce));
+    auto half = [&](const ClusterInput& measured) {
+      const bool unscaled = startupScale == 1 && bandwidthScale == 1;
+      const ClusterInput network =
+          unscaled ? measured : measured.withScaledCosts(startupScale, bandwidthScale);
+      return belief ? beliefAt(network, strategy, workers)
+                    : std::shared_ptr<const CommModel>(network.sharedTruth());
+    };
+    return {std::move(allReduce), half(*reduceScatter), half(*allGather)};
+  }
+
   ScaleRow simulated(const std::string& model, int workers, const std::string& strategy,
                      const ComputeProfile& profile, const ClusterInput& network,
                      double singleWorkerSeconds, double startupScale, double bandwidthScale,
                      bool profileSlowedDown) const {
     const std::unique_ptr<Planner> planner = makePlanner(strategy, options.real.planner);
     const auto belief = beliefAt(network, strategy, std::max(workers, 2));
-    const Plan plan = planner->plan(profile, ringSplitCosts(belief), workers);
-    const CollectiveCosts truth = ringSplitCosts(network.sharedTruth());
+    const Plan plan = planner->plan(
+        profile,
+        splitCosts(belief, strategy, std::max(workers, 2), startupScale, bandwidthScale, true),
+        workers);
+    const CollectiveCosts truth =
+        splitCosts(network.sharedTruth(), strategy, workers, startupScale, bandwidthScale, false);
     SimOptions simOptions{.batchPerWorker = options.real.batchSize,
                           .reduceScatter = truth.reduceScatter.get(),
                           .allGather = truth.allGather.get()};
@@ -268,7 +292,22 @@ std::vector<std::string> fewerImagesWithMoreWorkers(const std::vector<ScaleRow>&
 
 int run(Options& options, const CLI::App& app) {
   checkOptions(options);
-  Study study{options, chooseBeliefs(options, app), loadCluster(options.cluster), std::nullopt};
+  Study study{options,
+              chooseBeliefs(options, app),
+              loadCluster(options.cluster),
+              std::nullopt,
+              std::nullopt,
+              std::nullopt};
+  IMERGE_CHECK(options.reduceScatterModel.empty() == options.allGatherModel.empty(),
+               options.reduceScatterModel.empty() ? "--all-gather-model" : "--reduce-scatter-model",
+               " was given without ",
+               options.reduceScatterModel.empty() ? "--reduce-scatter-model" : "--all-gather-model",
+               "; imerge-overlap's split buckets need both halves measured (or neither: the "
+               "ring rule's halves of the all-reduce)");
+  if (!options.reduceScatterModel.empty()) {
+    study.reduceScatter = loadCluster(options.reduceScatterModel, "--reduce-scatter-model");
+    study.allGather = loadCluster(options.allGatherModel, "--all-gather-model");
+  }
   std::cout << "communication truth: " << study.cluster.truth().describe() << "\n";
   nlohmann::json contentionReport = nullptr;
   if (!options.contention.empty()) {
@@ -509,6 +548,14 @@ int main(int argc, char** argv) {
                  "compute brought to a published single-worker throughput: MODEL=X,...")
       ->delimiter(',');
   app.add_option("--cluster,--comm-model", options.cluster, clusterHelp())->capture_default_str();
+  app.add_option("--reduce-scatter-model", options.reduceScatterModel,
+                 "imerge-overlap: measured reduce-scatters of whole messages (imerge-commbench "
+                 "--collective reduce-scatter), the truth and its belief; without: half the "
+                 "all-reduce (the ring rule)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--all-gather-model", options.allGatherModel,
+                 "imerge-overlap: likewise for all-gathers (--collective all-gather)")
+      ->check(CLI::ExistingFile);
   app.add_option("--contention", options.contention,
                  "compute and communication sharing cores: imerge-commbench --beside-compute "
                  "output (an all-reduce's cost beside compute, compute's slowdown beside one)");

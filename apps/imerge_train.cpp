@@ -78,6 +78,7 @@ struct Options {
   std::string distBackend = "auto";  // auto: NCCL for a model on a GPU, MPI on the CPU
   distributed::PlannerOptions planner;
   std::string commModel;
+  std::string reduceScatterModel, allGatherModel;  // imerge-overlap's halves
   std::string trace;
   std::string profile;  // --profile: the measured compute profile, the slowest rank's
   double distTimeout = 60;
@@ -137,7 +138,7 @@ void startJob(const Options& options, Job& job) {
     IMERGE_CHECK(!underMpirun || worldSize == nullptr || std::string(worldSize) == "1",
                  "imerge-train was launched by mpirun with ", worldSize ? worldSize : "several",
                  " ranks but without --dist, so every rank would train its own model. Choose a "
-                 "strategy: --dist default|wfbp|fusion|priority|mgwfbp|imerge");
+                 "strategy: --dist default|wfbp|fusion|priority|mgwfbp|imerge|ddp|imerge-overlap");
     return;
   }
   IMERGE_CHECK(underMpirun, "--dist ", options.dist,
@@ -525,6 +526,12 @@ int run(const Options& options, Job& job) {
         .commSamples = options.commModel.empty()
                            ? std::vector<distributed::CommSample>{}
                            : distributed::readCommSamplesCsv(options.commModel),
+        .reduceScatterSamples = options.reduceScatterModel.empty()
+                                    ? std::vector<distributed::CommSample>{}
+                                    : distributed::readCommSamplesCsv(options.reduceScatterModel),
+        .allGatherSamples = options.allGatherModel.empty()
+                                ? std::vector<distributed::CommSample>{}
+                                : distributed::readCommSamplesCsv(options.allGatherModel),
         .warmupSteps = options.warmupSteps,
         .trace = trace.get(),
         .runSignature = runSignature(options)};
@@ -760,12 +767,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dist", options.dist,
                  "data-parallel strategy under mpirun: default, wfbp, fusion, priority, mgwfbp, "
-                 "imerge, ddp")
+                 "imerge, ddp, imerge-overlap")
       ->check(CLI::IsMember(distributed::strategyNames()));
   apps::addPlannerFlags(app, options.planner);
   app.add_option("--comm-model", options.commModel,
                  "CSV of measured all-reduce times (bytes,seconds; imerge-commbench) to plan "
                  "with, instead of a start-up measurement")
+      ->check(CLI::ExistingFile);
+  app.add_option("--reduce-scatter-model", options.reduceScatterModel,
+                 "--dist imerge-overlap: CSV of measured reduce-scatter times of whole messages "
+                 "(imerge-commbench --collective reduce-scatter) instead of a start-up "
+                 "measurement")
+      ->check(CLI::ExistingFile);
+  app.add_option("--all-gather-model", options.allGatherModel,
+                 "--dist imerge-overlap: likewise for all-gathers (--collective all-gather)")
       ->check(CLI::ExistingFile);
   app.add_option("--trace", options.trace,
                  "write a Chrome-trace JSON per rank (FILE.rankN.json) of forward, backward, "

@@ -9,7 +9,7 @@
 #   scripts/slow-network-agreement.sh [RATE|shm] [RANKS...]     default: 1gbit 2 3 4
 # Environment:
 #   AGREEMENT_OUT=DIR        where the tables go (default docs/data): DIR/slow-network-<RATE>-
-#                            commbench.csv, ...-contention.csv and DIR/slow-network-<RATE>-scale.
+#                            commbench.csv, ...-reduce-scatter.csv, ...-all-gather.csv, ...-contention.csv and DIR/slow-network-<RATE>-scale.
 #                            {csv,json,runs/} (shared-memory-* for shm)
 #   AGREEMENT_CONTENTION=0   simulate without contention (the model before it was measured)
 #   AGREEMENT_BOUND=PERCENT  fail (exit 1) when a simulated time per iteration is further than
@@ -47,7 +47,7 @@ sweep() {
   local flags=$1 csv=$2 first=1 n
   shift 2
   for n in "$@"; do
-    echo "slow-network-agreement: all-reduce sweep on $n ranks ($rate) $flags" >&2
+    echo "slow-network-agreement: sweep on $n ranks ($rate) $flags" >&2
     # shellcheck disable=SC2086  # flags are words
     ${launcher//\{ranks\}/$n} "$build/imerge-commbench" --backend host --max-bytes 67108864 \
       $flags --out "$work/comm$n" >"$work/comm$n.out" 2>&1 || { cat "$work/comm$n.out"; exit 1; }
@@ -56,6 +56,9 @@ sweep() {
   done >"$csv"
 }
 sweep "" "$samples" "${ranks[@]}"
+# imerge-overlap's halves, each measured on its own (Open MPI's reduce-scatter is no half).
+sweep "--collective reduce-scatter" "$stem-reduce-scatter.csv" "${ranks[@]}"
+sweep "--collective all-gather" "$stem-all-gather.csv" "${ranks[@]}"
 contention_flag=()
 if ((with_contention)); then
   sweep --beside-compute "$contention" "${ranks[@]}"
@@ -67,6 +70,7 @@ largest=${ranks[${#ranks[@]} - 1]}
 scale() {
   "$build/imerge-scale" --model resnet18 --image-size 32 --batch-size 16 --workers "$workers" \
     --measure-up-to "$largest" --max-steps 12 --comm-model "$samples" "${contention_flag[@]}" \
+    --reduce-scatter-model "$stem-reduce-scatter.csv" --all-gather-model "$stem-all-gather.csv" \
     --launcher "$launcher" --out "$stem-scale"
 }
 # On 2 cores one size's median can land 2x off its neighbours (the sweep shares the cores with

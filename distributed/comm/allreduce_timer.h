@@ -1,5 +1,6 @@
-// Timing one backend's all-reduce: what a measurement of the communication cost
-// (runtime/comm_measurement.h) runs at each size, brought by the backend whose buffers it uses.
+// Timing one backend's all-reduce (or, on the host, its halves): what a measurement of the
+// communication cost (runtime/comm_measurement.h) runs at each size, brought by the backend whose
+// buffers it uses.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,17 @@ namespace imerge::distributed {
 // buffer version is hostAllreduceTimer, NCCL's lives in imerge-commbench).
 using AllreduceTimer =
     std::function<std::vector<double>(CollectiveOps& ops, size_t bytes, int count)>;
-// Times host-buffer all-reduces through `ops` (one buffer of maxBytes, reused).
-AllreduceTimer hostAllreduceTimer(size_t maxBytes);
+// Which host collective a timer runs: the all-reduce, or one half of it (imerge-overlap's split
+// buckets: CollectiveOps::reduceScatterSum and allgatherBlocks of the whole `bytes`).
+enum class HostCollective { AllReduce, ReduceScatter, AllGather };
+
+// "all-reduce", "reduce-scatter", "all-gather".
+const char* hostCollectiveName(HostCollective collective);
+
+// Times host-buffer collectives through `ops` (one buffer of maxBytes, reused).
+AllreduceTimer hostCollectiveTimer(size_t maxBytes, HostCollective collective);
+inline AllreduceTimer hostAllreduceTimer(size_t maxBytes) {
+  return hostCollectiveTimer(maxBytes, HostCollective::AllReduce);
+}
 
 }  // namespace imerge::distributed

@@ -51,6 +51,9 @@ struct DataParallelOptions {
   // The measured communication model (e.g. from imerge-commbench); empty: measured at start-up
   // for the strategies that plan with one.
   std::vector<CommSample> commSamples;
+  // imerge-overlap's split buckets: the measured reduce-scatter and all-gather costs of a whole
+  // bucket (imerge-commbench --collective); empty: measured at start-up, as commSamples.
+  std::vector<CommSample> reduceScatterSamples, allGatherSamples;
   int64_t warmupSteps = 5;         // profiled before the plan is rebuilt (at least 1)
   int64_t replanEverySteps = 200;  // drift checks, for strategies that use timings
   double driftTolerance = 0.25;    // relative change of the backward span that triggers one

@@ -97,9 +97,9 @@ struct Item {
 
 // A tensor is cut into at most this many slices: the programme tries every range of one
 // tensor's slices, so s slices cost s^2 / 2 groups (a 2 MiB layer at 100 elements per slice
-// would be 5243 slices and 14 million groups), while slices finer than 1/64 of a tensor pipeline
+// would be 5243 slices and 14 million groups), while slices finer than 1/256 of a tensor pipeline
 // its reduce-scatter no better in practice.
-constexpr size_t kMaxSlicesPerTensor = 64;
+constexpr size_t kMaxSlicesPerTensor = 256;
 
 std::vector<Item> itemsOf(const std::vector<TensorInfo>& tensors, size_t sliceBytes) {
   std::vector<Item> items;

@@ -112,7 +112,7 @@ class ImergePlanner : public Planner {
 // communicates (Bucket::Schedule, plan.h): one all-reduce during backward (as imerge), DeAR's
 // split (a reduce-scatter during backward, an all-gather before the next forward of its
 // layers), or one all-reduce before the next forward. Tensors larger than --slice-elems are
-// cut into slices as `priority` cuts them (but into 64 at most, which keeps the programme
+// cut into slices as `priority` cuts them (but into 256 at most, which keeps the programme
 // small), so part of a large tensor can go during backward and the rest before the next
 // forward; a group is whole tensors or a range of slices of one tensor. The
 // plan overlaps the next forward. It minimizes the simulator's iteration (simulator.h, without

@@ -131,16 +131,17 @@ TEST_P(MatchesOneProcessOnGpu, AfterFourSteps) {
   EXPECT_TRUE(close);
 }
 
-std::vector<std::string> strategiesButPriority() {
+// Every strategy but the two refused on GPUs among several ranks (tests below).
+std::vector<std::string> strategiesForGpus() {
   std::vector<std::string> names;
   for (const std::string& name : strategyNames()) {
-    if (name != "priority") names.push_back(name);
+    if (name != "priority" && name != "imerge-overlap") names.push_back(name);
   }
   return names;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, MatchesOneProcessOnGpu,
-                         ::testing::ValuesIn(strategiesButPriority()));
+                         ::testing::ValuesIn(strategiesForGpus()));
 
 TEST(DataParallelOnGpus, EveryRankStartsFromRankZerosParameters) {
   SKIP_FOR_REASON(skipReason);
@@ -156,6 +157,14 @@ TEST(DataParallelOnGpus, PriorityAmongSeveralRanksIsRefused) {
   const std::string message = testing::errorMessage(
       [&] { DataParallel parallel(model, *deviceWorld, optionsFor("priority")); });
   testing::expectContains(message, "'priority' strategy cannot reduce gradients on cuda:");
+}
+
+TEST(DataParallelOnGpus, ImergeOverlapAmongSeveralRanksIsRefused) {
+  SKIP_FOR_REASON(skipReason);
+  auto model = makeModel(42);
+  const std::string message = testing::errorMessage(
+      [&] { DataParallel parallel(model, *deviceWorld, optionsFor("imerge-overlap")); });
+  testing::expectContains(message, "--dist imerge-overlap cannot run on cuda:");
 }
 
 }  // namespace

@@ -338,7 +338,15 @@ std::unique_ptr<TracedRun> tracedRun(const std::string& strategy,
   auto run = std::make_unique<TracedRun>(world->rank());
   DataParallelOptions options = optionsFor(strategy);
   options.trace = &run->trace;
-  if (!samples.empty()) options.commSamples = std::move(samples);
+  if (!samples.empty()) {
+    // The split halves as the ring rule has them, instead of a start-up measurement.
+    for (CommSample half : samples) {
+      half.seconds /= 2;
+      options.reduceScatterSamples.push_back(half);
+      options.allGatherSamples.push_back(half);
+    }
+    options.commSamples = std::move(samples);
+  }
   run->warmupSteps = options.warmupSteps;
   DataParallel parallel(model, *world, options);
   for (int64_t step = 0; step < kTracedSteps; ++step) {
@@ -381,13 +389,12 @@ TEST(DataParallelTrace, AllReducesOverlapBackwardExceptForDefault) {
   EXPECT_GE(stepsWithOverlap("imerge"), 1);
 }
 
-// imerge-overlap's forward phase, from the trace of a run planned for a slow network: after the
-// warm-up, each collective of its
-// split and deferred buckets (all-gathers, all-reduces before the forward) starts after the
-// backward that produced it has ended and ends before the next forward does (whose layers wait
-// for it); a reduce-scatter (if the plan splits) starts before its backward has ended. A
-// collective is recorded in the step whose forward it ends in, or in its own step when it
-// ended before that forward began.
+// imerge-overlap's forward phase, from the trace of a run planned for a slow network (halves at
+// the ring rule's cost): after the warm-up, each collective of its split and deferred buckets
+// (all-gathers, all-reduces before the forward) starts after the backward that produced it has
+// ended and ends before the next forward does (whose layers wait for it). A collective is
+// recorded in the step whose forward it ends in, or in its own step when it ended before that
+// forward began. (The order of reduce-scatters among the other collectives is reducer_mpitest's.)
 TEST(DataParallelTrace, ImergeOverlapRunsItsForwardPhaseDuringTheNextForward) {
   // Planned for a network where an all-reduce costs 5 ms plus 10 ns per byte (20 ms for the
   // linear layer's 2 MiB), far more than the backward behind it: splitting and deferring pay.
@@ -444,11 +451,6 @@ TEST(DataParallelTrace, ImergeOverlapRunsItsForwardPhaseDuringTheNextForward) {
       1e-5, "imerge-overlap on a slow network", testing::parameterNames(*makeTraceModel()));
   if (world->rank() == 0) std::printf("%s\n", close.message());
   EXPECT_TRUE(close);
-  for (const TraceEvent& event : run->trace.events()) {
-    if (event.category == "reducescatter" && event.step >= run->warmupSteps) {
-      EXPECT_LT(event.start, backwardEndOf[event.step]) << event.name << " in step " << event.step;
-    }
-  }
 }
 
 }  // namespace
