@@ -75,10 +75,10 @@ struct Options {
   std::string collective = "all-reduce";
 };
 
-HostCollective collectiveNamed(const std::string& name) {
-  if (name == "reduce-scatter") return HostCollective::ReduceScatter;
-  if (name == "all-gather") return HostCollective::AllGather;
-  return HostCollective::AllReduce;
+CollectiveKind collectiveNamed(const std::string& name) {
+  if (name == "reduce-scatter") return CollectiveKind::ReduceScatter;
+  if (name == "all-gather") return CollectiveKind::AllGather;
+  return CollectiveKind::AllReduce;
 }
 
 // The measurements of one backend ("mpi" or "nccl") and where they were written.
@@ -280,10 +280,11 @@ void checkCuda(cudaError_t code, const char* call) {
                " failed: ", cudaGetErrorString(code));
 }
 
-// Device all-reduces through NCCL, timed on the device: an event before the first repetition
+// Device collectives through NCCL, timed on the device: an event before the first repetition
 // and after each, all enqueued back to back on the communication stream (as nccl-tests do), so
-// the figures are the all-reduces' own time, not the host poller's wake-ups.
-AllreduceTimer ncclAllreduceTimer(NcclCommunicator& nccl, size_t maxBytes) {
+// the figures are the collectives' own time, not the host poller's wake-ups. They average
+// (ncclAvg) as gradients do; a sum costs the same.
+AllreduceTimer ncclCollectiveTimer(NcclCommunicator& nccl, size_t maxBytes, CollectiveKind kind) {
   struct DeviceState {
     float* buffer = nullptr;
     std::vector<cudaEvent_t> events;
@@ -296,7 +297,7 @@ AllreduceTimer ncclAllreduceTimer(NcclCommunicator& nccl, size_t maxBytes) {
   checkCuda(cudaSetDevice(nccl.device()), "cudaSetDevice");
   checkCuda(cudaMalloc(reinterpret_cast<void**>(&state->buffer), maxBytes), "cudaMalloc");
   checkCuda(cudaMemset(state->buffer, 0, maxBytes), "cudaMemset");
-  return [&nccl, state](CollectiveOps&, size_t bytes, int count) {
+  return [&nccl, state, kind](CollectiveOps&, size_t bytes, int count) {
     checkCuda(cudaSetDevice(nccl.device()), "cudaSetDevice");  // the communication thread
     while (state->events.size() < static_cast<size_t>(count) + 1) {
       cudaEvent_t event = nullptr;
@@ -306,7 +307,8 @@ AllreduceTimer ncclAllreduceTimer(NcclCommunicator& nccl, size_t maxBytes) {
     checkCuda(cudaEventRecord(state->events[0], nccl.commStream()), "cudaEventRecord");
     std::vector<WorkHandle> works;
     for (int rep = 0; rep < count; ++rep) {
-      works.push_back(nccl.allreduceSumAsync(state->buffer, bytes / sizeof(float), "commbench"));
+      works.push_back(
+          nccl.collectiveAsync(kind, state->buffer, bytes / sizeof(float), {}, "commbench"));
       checkCuda(cudaEventRecord(state->events[rep + 1], nccl.commStream()), "cudaEventRecord");
     }
     for (const WorkHandle& work : works) work->wait();
@@ -384,9 +386,10 @@ int measure(Communicator& communicator, const Options& options, const std::strin
     } else {
 #if IMERGE_HAVE_CUDA
       NcclCommunicator nccl(communicator, nullptr, NcclOptions{-1, options.timeoutSeconds});
-      runs.push_back(sweep(communicator, nccl.backendName(),
-                           ncclAllreduceTimer(nccl, options.maxBytes), options,
-                           options.out + ".nccl.csv"));
+      runs.push_back(
+          sweep(communicator, nccl.backendName(),
+                ncclCollectiveTimer(nccl, options.maxBytes, collectiveNamed(options.collective)),
+                options, options.out + ".nccl.csv"));
       nccl.shutdown();
 #endif
     }
@@ -423,9 +426,6 @@ void checkOptions(const Options& options) {
   IMERGE_CHECK(options.maxBytes <= (size_t{16} << 30), "--max-bytes ", options.maxBytes,
                ": at most 16 GiB (every rank allocates a buffer of this size)");
   IMERGE_CHECK(!options.out.empty(), "--out: the prefix must not be empty");
-  IMERGE_CHECK(options.collective == "all-reduce" || options.backend == "host", "--collective ",
-               options.collective,
-               ": the device communicators offer all-reduce only; add --backend host");
 }
 
 }  // namespace
@@ -450,7 +450,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--collective", options.collective,
                  "what to time: all-reduce, or one of its halves as imerge-overlap's split buckets "
-                 "run them, reduce-scatter or all-gather of the whole message (host only)")
+                 "run them, reduce-scatter or all-gather of the whole message")
       ->check(CLI::IsMember({"all-reduce", "reduce-scatter", "all-gather"}))
       ->capture_default_str();
   app.add_option("--fit-only", options.fitOnly,

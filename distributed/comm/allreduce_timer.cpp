@@ -8,29 +8,24 @@
 
 namespace imerge::distributed {
 
-const char* hostCollectiveName(HostCollective collective) {
-  static constexpr const char* kNames[] = {"all-reduce", "reduce-scatter", "all-gather"};
-  return kNames[static_cast<int>(collective)];
-}
-
-AllreduceTimer hostCollectiveTimer(size_t maxBytes, HostCollective collective) {
+AllreduceTimer hostCollectiveTimer(size_t maxBytes, CollectiveKind collective) {
   auto buffer =
       std::make_shared<std::vector<float>>((maxBytes + sizeof(float) - 1) / sizeof(float));
   return [buffer, collective](CollectiveOps& ops, size_t bytes, int count) {
-    IMERGE_CHECK(bytes / sizeof(float) <= buffer->size(), "host ", hostCollectiveName(collective),
+    IMERGE_CHECK(bytes / sizeof(float) <= buffer->size(), "host ", collectiveKindName(collective),
                  " timer: ", bytes, " bytes exceed its buffer of ", buffer->size() * sizeof(float));
     const size_t elements = bytes / sizeof(float);
     std::vector<double> times;
     for (int rep = 0; rep < count; ++rep) {
       const auto start = CommClock::now();
       switch (collective) {
-        case HostCollective::AllReduce:
+        case CollectiveKind::AllReduce:
           ops.allreduceSum(buffer->data(), elements);
           break;
-        case HostCollective::ReduceScatter:
+        case CollectiveKind::ReduceScatter:
           ops.reduceScatterSum(buffer->data(), elements);
           break;
-        case HostCollective::AllGather:
+        case CollectiveKind::AllGather:
           ops.allgatherBlocks(buffer->data(), elements);
           break;
       }

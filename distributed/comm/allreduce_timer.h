@@ -17,17 +17,11 @@ namespace imerge::distributed {
 // buffer version is hostAllreduceTimer, NCCL's lives in imerge-commbench).
 using AllreduceTimer =
     std::function<std::vector<double>(CollectiveOps& ops, size_t bytes, int count)>;
-// Which host collective a timer runs: the all-reduce, or one half of it (imerge-overlap's split
-// buckets: CollectiveOps::reduceScatterSum and allgatherBlocks of the whole `bytes`).
-enum class HostCollective { AllReduce, ReduceScatter, AllGather };
-
-// "all-reduce", "reduce-scatter", "all-gather".
-const char* hostCollectiveName(HostCollective collective);
-
-// Times host-buffer collectives through `ops` (one buffer of maxBytes, reused).
-AllreduceTimer hostCollectiveTimer(size_t maxBytes, HostCollective collective);
+// Times host-buffer collectives through `ops` (one buffer of maxBytes, reused): the all-reduce,
+// or one half of it (CollectiveOps::reduceScatterSum or allgatherBlocks of the whole `bytes`).
+AllreduceTimer hostCollectiveTimer(size_t maxBytes, CollectiveKind collective);
 inline AllreduceTimer hostAllreduceTimer(size_t maxBytes) {
-  return hostCollectiveTimer(maxBytes, HostCollective::AllReduce);
+  return hostCollectiveTimer(maxBytes, CollectiveKind::AllReduce);
 }
 
 }  // namespace imerge::distributed

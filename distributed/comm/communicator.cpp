@@ -143,6 +143,11 @@ BlockRange blockOf(size_t count, int rank, int workers) {
   return {r * base + std::min(r, longer), base + (r < longer ? 1 : 0)};
 }
 
+const char* collectiveKindName(CollectiveKind kind) {
+  static constexpr const char* kNames[] = {"all-reduce", "reduce-scatter", "all-gather"};
+  return kNames[static_cast<int>(kind)];
+}
+
 // ---- SingleProcessCommunicator -------------------------------------------------------------
 
 namespace {

@@ -91,6 +91,12 @@ struct BlockRange {
 };
 BlockRange blockOf(size_t count, int rank, int workers);
 
+// Which collective moves a bucket's gradients: the whole all-reduce, or one half of it
+// (imerge-overlap's split buckets). Named in timers, intervals and device collectives alike.
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
+// "all-reduce", "reduce-scatter", "all-gather".
+const char* collectiveKindName(CollectiveKind kind);
+
 // Thrown by every rank at the same point, once the ranks found together that the run cannot go
 // on (they read different datasets, say): no rank is left waiting in a collective, so each may
 // shut down in order and exit, instead of aborting the job.

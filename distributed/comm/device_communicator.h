@@ -51,28 +51,36 @@ struct DeviceSync {
 };
 
 // allreduceSumAsync keeps each backend's own meaning: device buffers for NCCL, host buffers for
-// the staging backend (as for MPI). Gradients go through allreduceAverageAsync.
+// the staging backend (as for MPI). Gradients go through collectiveAsync.
 class DeviceCommunicator : public Communicator {
  public:
   // The GPU whose buffers this communicator reduces (a CudaDevice).
   virtual Device& bufferDevice() const = 0;
 
-  // Averages `count` floats at the device pointer `data` across ranks, in place (the sum over
-  // ranks divided by size(), computed once, on the communication side). Starts on the device
-  // after `sync.ready`; returns at once (NCCL) or after queueing the host part (staging). The
-  // buffer must not be written by any stream until the collective completed, e.g. until a
-  // waitOnStream on the writing stream. The Work completes when the buffer holds the average.
-  virtual WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
-                                           std::string label) = 0;
+  // One of a bucket's collectives, in place on `count` floats at the device pointer `data`.
+  // Where it leaves results they are averages over ranks (the sum divided by size(), computed
+  // once, on the communication side):
+  //  - AllReduce: every element becomes its average;
+  //  - ReduceScatter: this rank's block (blockOf) becomes its average; the rest of `data` is
+  //    unspecified until the AllGather;
+  //  - AllGather: every rank's block (its average, from a ReduceScatter of the same buffer)
+  //    is copied into the other ranks' buffers.
+  // Starts on the device after `sync.ready`; returns at once (NCCL) or after queueing the host
+  // part (staging). The buffer must not be written by any stream until the collective
+  // completed, e.g. until a waitOnStream on the writing stream. The Work completes when the
+  // buffer holds the results.
+  virtual WorkHandle collectiveAsync(CollectiveKind kind, float* data, size_t count,
+                                     const DeviceSync& sync, std::string label) = 0;
 
   // Makes `stream` (a stream of bufferDevice()) wait, on the device, until `work` has completed.
   // NCCL returns at once; staging waits on the host for the work first. A completed work, or one
   // that is not a device collective of this communicator, needs no wait.
   virtual void waitOnStream(const WorkHandle& work, CUstream_st* stream) = 0;
 
-  // Times this backend's device all-reduces of up to `maxBytes` (for the start-up measurement of
-  // the communication model; comm_measurement.h). Called on the communication thread.
-  virtual AllreduceTimer allreduceTimer(size_t maxBytes) = 0;
+  // Times this backend's device collectives of `kind` on up to `maxBytes` (for the start-up
+  // measurement of the communication model; comm_measurement.h). Called on the communication
+  // thread.
+  virtual AllreduceTimer collectiveTimer(size_t maxBytes, CollectiveKind kind) = 0;
 };
 
 // NCCL over `host` (which bootstraps it and runs the host tasks; it must outlive the result) on

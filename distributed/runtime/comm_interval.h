@@ -9,9 +9,6 @@
 
 namespace imerge::distributed {
 
-// Which collective a bucket's interval is: its all-reduce, or one half of a split bucket.
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
-
 struct CommInterval {
   CommClock::time_point start, end;
   size_t bucket = 0;

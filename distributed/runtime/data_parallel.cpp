@@ -162,49 +162,32 @@ DataParallel::DataParallel(std::shared_ptr<layers::Module> model, Communicator& 
                "DataParallel: replanEverySteps must be at least 1, got ",
                options_.replanEverySteps);
   checkSameEverywhere();
-  // Refused at start-up rather than when a re-plan after the warm-up first splits a bucket.
-  IMERGE_CHECK(!(options_.strategy == "imerge-overlap" &&
-                 model_->device().type() != DeviceType::CPU && communicator_.size() > 1),
-               "DataParallel: --dist imerge-overlap cannot run on ", model_->device().name(),
-               " among ", communicator_.size(),
-               " ranks: its reduce-scatters and all-gathers need device collectives that the NCCL "
-               "and staging communicators do not offer yet. Use --dist imerge, mgwfbp, ddp, "
-               "fusion or wfbp on GPUs (imerge-overlap runs on the CPU over MPI)");
   broadcastStateFromRankZero();
 
-  if (planner_->usesTimings()) {
-    std::vector<CommSample> samples = options_.commSamples;
+  // A model measured at start-up goes through what the gradients will: device collectives for
+  // a device communicator, host ones otherwise.
+  auto measured = [&](std::vector<CommSample> samples, CollectiveKind kind) {
     if (samples.empty()) {
-      // What the gradients will go through: device all-reduces for a device communicator.
       const std::vector<size_t> sizes = startupMeasurementSizes();
+      const size_t largest = *std::max_element(sizes.begin(), sizes.end());
       auto* device = dynamic_cast<DeviceCommunicator*>(&communicator_);
-      samples = device ? measureAllreduce(
-                             communicator_, sizes, 5,
-                             device->allreduceTimer(*std::max_element(sizes.begin(), sizes.end())))
-                       : measureAllreduce(communicator_, sizes, 5);
+      samples = measureAllreduce(
+          communicator_, sizes, 5,
+          device ? device->collectiveTimer(largest, kind) : hostCollectiveTimer(largest, kind));
     }
-    belief_ = beliefModelFor(options_.strategy, samples);
-  } else {
-    belief_ = std::make_shared<NoCostModel>();
-  }
+    return beliefModelFor(options_.strategy, samples);
+  };
+  belief_ = planner_->usesTimings() ? measured(options_.commSamples, CollectiveKind::AllReduce)
+                                    : std::make_shared<NoCostModel>();
   // imerge-overlap prices its split buckets' halves by their own measured models: Open MPI's
   // MPI_Ireduce_scatter costs up to 1.9x a whole all-reduce over TCP, not the half the ring
   // rule says (docs/scalability.md). The other strategies read the all-reduce model only.
-  if (options_.strategy == "imerge-overlap") {
-    auto measuredHalf = [&](std::vector<CommSample> samples, HostCollective collective) {
-      if (samples.empty()) {
-        const std::vector<size_t> sizes = startupMeasurementSizes();
-        samples = measureAllreduce(
-            communicator_, sizes, 5,
-            hostCollectiveTimer(*std::max_element(sizes.begin(), sizes.end()), collective));
-      }
-      return beliefModelFor(options_.strategy, samples);
-    };
-    costs_ = {belief_, measuredHalf(options_.reduceScatterSamples, HostCollective::ReduceScatter),
-              measuredHalf(options_.allGatherSamples, HostCollective::AllGather)};
-  } else {
-    costs_ = ringSplitCosts(belief_);
-  }
+  costs_ =
+      options_.strategy == "imerge-overlap"
+          ? CollectiveCosts{belief_,
+                            measured(options_.reduceScatterSamples, CollectiveKind::ReduceScatter),
+                            measured(options_.allGatherSamples, CollectiveKind::AllGather)}
+          : ringSplitCosts(belief_);
   std::vector<std::string> names;
   for (const auto& [name, parameter] : model_->namedParameters()) names.push_back(name);
   reducer_ = std::make_unique<Reducer>(parameters_, communicator_, std::move(names));

@@ -121,6 +121,8 @@ class DataParallel {
   std::string describePlan() const;
   int64_t plansBuilt() const { return plansBuilt_; }
   const CommModel* beliefModel() const { return belief_.get(); }
+  // Whether the strategy's planner reads beliefModel() (the others plan by sizes alone).
+  bool plansWithCommModel() const { return planner_->usesTimings(); }
   Communicator& communicator() { return communicator_; }
   // The compute profile (compute_profile.h) from the steps profiled so far (the last five
   // after the cold first one, as the plan uses), as the slowest rank ran them

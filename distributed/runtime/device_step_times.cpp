@@ -28,7 +28,7 @@ DeviceStepFigures deviceStepFigures(const DeviceStepTimes& times,
     figures.communicationSeconds += end - start;
     // The part of this collective before backward ended ran beside it.
     figures.overlappedSeconds += std::max(0.0, std::min(end, backwardEnd) - start);
-    lastEnd = std::max(lastEnd, end);
+    if (times.joinedAtBackwardEnd) lastEnd = std::max(lastEnd, end);
   }
   figures.waitingSeconds = lastEnd - backwardEnd;
   if (figures.waitingSeconds > 0) {

@@ -15,6 +15,11 @@
 //    device runs it);
 //  - forward: forward start to backward start; optimizer: from when the last average was in
 //    place (the later of backward end and the last collective's end) to the optimizer's end.
+// imerge-overlap plans (joinedAtBackwardEnd false) are not waited for at the end of backward:
+// their buckets list backward's collectives only (all-reduces and reduce-scatters; the
+// all-gathers and deferred all-reduces run unmarked during the next forward, which waits for
+// each layer's bucket inside its own time), so waiting is zero and the optimizer starts at the
+// end of backward.
 // The host's clock is used for one thing: `backwardStart` anchors the device times, so that
 // traces and breakdowns place them at the host's start of backward (the device ran later; the
 // figures are differences and do not depend on the anchor).
@@ -38,6 +43,7 @@ struct DeviceBucketTimes {
 struct DeviceStepTimes {
   std::optional<double> forwardStart, backwardEnd, stepEnd;
   std::vector<DeviceBucketTimes> buckets;  // launch order
+  bool joinedAtBackwardEnd = true;         // the compute stream waited for the last bucket
 };
 
 struct DeviceStepFigures {

@@ -111,13 +111,6 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
       "all until backward ends. Doing it right needs the scheduler to poll each slice's "
       "CUDA event, which is not implemented. Use --dist mgwfbp, imerge, ddp, fusion or wfbp "
       "on GPUs (priority runs on the CPU)");
-  IMERGE_CHECK(!(plan.hasForwardPhase() && deviceEvents_ && communicator_.size() > 1),
-               "Reducer: the 'imerge-overlap' plan's reduce-scatters and all-gathers cannot run "
-               "on ",
-               device.name(), " among ", communicator_.size(),
-               " ranks: the device communicators (NCCL, MPI staging) offer all-reduce only so "
-               "far. Use --dist imerge, mgwfbp, ddp, fusion or wfbp on GPUs (imerge-overlap runs "
-               "on the CPU over MPI)");
 
   // The flat buffer in backward order; each parameter's gradient becomes a view of it.
   tensorOffset_.assign(count, 0);
@@ -189,7 +182,16 @@ std::vector<TensorInfo> Reducer::tensorInfos() const {
 
 void Reducer::prepareForBackward(int64_t step, bool profile) {
   IMERGE_CHECK(!backwardOrder_.empty(), "Reducer: no plan installed (call setPlan first)");
-  if (forwardPhaseInFlight_) {
+  if (forwardPhaseInFlight_ && deviceEvents_) {
+    // On a GPU the compute stream waits for the forward phase instead of the host: collectives
+    // complete in launch order, so the last one launched covers the rest.
+    if (deviceCommunicator_ && !deviceInFlight_.empty()) {
+      deviceCommunicator_->waitOnStream(deviceInFlight_.back(), deviceEvents_->computeStream());
+    }
+    works_.clear();
+    reduceScatters_.clear();
+    forwardPhaseInFlight_ = false;
+  } else if (forwardPhaseInFlight_) {
     // What the next forward's pre-hooks did not wait for (or all of it, without them).
     const auto waitStart = CommClock::now();
     waitAll();
@@ -271,16 +273,12 @@ std::string Reducer::bucketLabel(size_t bucket) const {
 }
 
 void Reducer::launch(size_t bucket) {
-  if (deviceEvents_) {
-    works_[bucket] = launchOnDevice(bucket, bucketLabel(bucket));
-    return;
-  }
   switch (plan_.buckets[bucket].schedule) {
     case Bucket::Schedule::Backward:
-      works_[bucket] = submitCollective(bucket, CollectiveKind::AllReduce);
+      works_[bucket] = launchCollective(bucket, CollectiveKind::AllReduce);
       break;
     case Bucket::Schedule::Split:
-      reduceScatters_[bucket] = submitCollective(bucket, CollectiveKind::ReduceScatter);
+      reduceScatters_[bucket] = launchCollective(bucket, CollectiveKind::ReduceScatter);
       break;
     case Bucket::Schedule::BeforeForward:
       break;  // its all-reduce waits for launchForwardPhase()
@@ -295,18 +293,28 @@ void Reducer::launchForwardPhase() {
       case Bucket::Schedule::Backward:
         break;
       case Bucket::Schedule::Split:
-        works_[bucket] = submitCollective(bucket, CollectiveKind::AllGather);
+        works_[bucket] = launchCollective(bucket, CollectiveKind::AllGather);
         break;
       case Bucket::Schedule::BeforeForward:
-        works_[bucket] = submitCollective(bucket, CollectiveKind::AllReduce);
+        works_[bucket] = launchCollective(bucket, CollectiveKind::AllReduce);
         break;
     }
   }
+  forwardPhaseInFlight_ = true;
 }
 
-WorkHandle Reducer::submitCollective(size_t bucket, CollectiveKind kind) {
+WorkHandle Reducer::launchCollective(size_t bucket, CollectiveKind kind) {
+  std::string label = collectiveLabel(bucket, kind);
+  return deviceEvents_ ? launchOnDevice(bucket, kind, std::move(label))
+                       : submitCollective(bucket, kind, std::move(label));
+}
+
+std::string Reducer::collectiveLabel(size_t bucket, CollectiveKind kind) const {
   static constexpr const char* kPrefix[] = {"", "reduce-scatter, ", "all-gather, "};
-  std::string label = kPrefix[static_cast<int>(kind)] + bucketLabel(bucket);
+  return kPrefix[static_cast<int>(kind)] + bucketLabel(bucket);
+}
+
+WorkHandle Reducer::submitCollective(size_t bucket, CollectiveKind kind, std::string label) {
   return communicator_.submit(std::move(label), [this, bucket, kind](CollectiveOps& ops) {
     const auto start = CommClock::now();
     switch (kind) {
@@ -326,7 +334,7 @@ WorkHandle Reducer::submitCollective(size_t bucket, CollectiveKind kind) {
   });
 }
 
-WorkHandle Reducer::launchOnDevice(size_t bucket, std::string label) {
+WorkHandle Reducer::launchOnDevice(size_t bucket, CollectiveKind kind, std::string label) {
   if (!deviceCommunicator_) {
     // A world of one without device collectives: the sum over one rank is the gradient itself.
     auto work = std::make_shared<Work>(std::move(label));
@@ -336,10 +344,22 @@ WorkHandle Reducer::launchOnDevice(size_t bucket, std::string label) {
   }
   IMERGE_CHECK(deviceSyncs_[bucket].ready, "Reducer: bucket ", bucket, " of step ", step_,
                " was launched before its ready event was recorded");
+  // The bucket's timing marks bracket its collective in backward (its all-reduce or its
+  // reduce-scatter); one launched for the next forward runs unmarked, so the step's device
+  // figures cover backward's communication only (device_step_times.h).
+  DeviceSync sync = deviceSyncs_[bucket];
+  const bool inBackward = kind != CollectiveKind::AllGather &&
+                          plan_.buckets[bucket].schedule != Bucket::Schedule::BeforeForward;
+  if (inBackward) {
+    deviceLaunched_.push_back({bucket, plan_.buckets[bucket].bytes, 0.0, 0.0});
+  } else {
+    sync.started = sync.finished = nullptr;
+  }
   float* data = flatGradients_.data<float>() + bucketOffset_[bucket];  // a device pointer
-  deviceLaunched_.push_back({bucket, plan_.buckets[bucket].bytes, 0.0, 0.0});
-  return deviceCommunicator_->allreduceAverageAsync(
-      data, static_cast<size_t>(bucketElements_[bucket]), deviceSyncs_[bucket], std::move(label));
+  WorkHandle work = deviceCommunicator_->collectiveAsync(
+      kind, data, static_cast<size_t>(bucketElements_[bucket]), sync, std::move(label));
+  deviceInFlight_.push_back(work);
+  return work;
 }
 
 void Reducer::reduceBucket(CollectiveOps& ops, size_t bucket) {
@@ -409,7 +429,6 @@ void Reducer::finish() {
     // imerge-overlap: nothing is waited for here; each layer's next forward waits for its
     // own bucket (waitForParameter), the next backward for the rest.
     launchForwardPhase();
-    forwardPhaseInFlight_ = true;
     reportBookkeeping(start);
     return;
   }
@@ -429,12 +448,18 @@ void Reducer::finish() {
 
 void Reducer::finishOnDevice() {
   deviceEvents_->mark(StepMark::BackwardEnd);
-  for (WorkHandle& work : works_) deviceInFlight_.push_back(std::move(work));
-  works_.clear();
-  // Collectives complete in launch order, so the compute stream waits for the last one only;
-  // the optimizer and the next backward queue behind it. No host wait (NCCL).
-  if (deviceCommunicator_ && !deviceInFlight_.empty()) {
-    deviceCommunicator_->waitOnStream(deviceInFlight_.back(), deviceEvents_->computeStream());
+  if (plan_.overlapWithNextForward) {
+    // imerge-overlap: the forward phase queues behind backward's collectives on the device;
+    // each layer's next forward makes the compute stream wait for its own bucket
+    // (waitForParameter), the next backward for the rest (prepareForBackward).
+    launchForwardPhase();
+  } else {
+    works_.clear();
+    // Collectives complete in launch order, so the compute stream waits for the last one only;
+    // the optimizer and the next backward queue behind it. No host wait (NCCL).
+    if (deviceCommunicator_ && !deviceInFlight_.empty()) {
+      deviceCommunicator_->waitOnStream(deviceInFlight_.back(), deviceEvents_->computeStream());
+    }
   }
   checkDeviceWorks();
 }
@@ -481,6 +506,7 @@ DeviceStepTimes Reducer::readDeviceStepTimes() {
   times.forwardStart = deviceEvents_->secondsFromBackwardStart(StepMark::ForwardStart);
   times.backwardEnd = deviceEvents_->secondsFromBackwardStart(StepMark::BackwardEnd);
   times.stepEnd = deviceEvents_->secondsFromBackwardStart(StepMark::StepEnd);
+  times.joinedAtBackwardEnd = !plan_.overlapWithNextForward;
   for (DeviceBucketTimes launched : deviceLaunched_) {
     const auto start =
         deviceEvents_->secondsFromBackwardStart(StepMark::BucketStart, launched.bucket);
@@ -494,6 +520,15 @@ DeviceStepTimes Reducer::readDeviceStepTimes() {
 }
 
 void Reducer::waitForParameter(size_t parameterIndex) {
+  if (forwardPhaseInFlight_ && deviceEvents_) {
+    // The compute stream, where the parameter's update and its layer's forward are queued,
+    // waits on the device (NCCL) for the bucket; a world of one has nothing in flight.
+    if (!deviceCommunicator_) return;
+    for (size_t b : bucketsOf_[positionOf_[parameterIndex]]) {
+      if (works_[b]) deviceCommunicator_->waitOnStream(works_[b], deviceEvents_->computeStream());
+    }
+    return;
+  }
   if (forwardPhaseInFlight_) {
     const auto waitStart = CommClock::now();
     for (size_t b : bucketsOf_[positionOf_[parameterIndex]]) {

@@ -33,6 +33,9 @@
 // which is what makes reusing the buffer safe. Errors of collectives still in flight surface at
 // the next finish(), prepareForBackward() or waitAll(). Device times come from CUDA events
 // (device_step_events.h): each hook records one during profiled steps, read after the step.
+// imerge-overlap plans run the same halves through the DeviceCommunicator; finish() queues the
+// forward phase on the device and joins nothing, waitForParameter() makes the compute stream
+// (not the host) wait for the parameter's bucket, and prepareForBackward() for the rest.
 // The `priority` strategy with more than one rank is refused on a GPU (setPlan says why).
 #pragma once
 
@@ -132,19 +135,22 @@ class Reducer {
 
  private:
   std::string bucketLabel(size_t bucket) const;
-  // A bucket's part during backward (host gradients: its all-reduce, a Split bucket's
-  // reduce-scatter, nothing for BeforeForward), then the forward phase's collectives.
+  // A bucket's part during backward (its all-reduce, a Split bucket's reduce-scatter, nothing
+  // for BeforeForward), then the forward phase's collectives (sets forwardPhaseInFlight_).
   void launch(size_t bucket);
   void launchForwardPhase();
+  // `kind` of `bucket` through the host communicator or the device one.
+  WorkHandle launchCollective(size_t bucket, CollectiveKind kind);
+  std::string collectiveLabel(size_t bucket, CollectiveKind kind) const;
   // Queues `kind` of `bucket` on the communication thread, which reports its interval.
-  WorkHandle submitCollective(size_t bucket, CollectiveKind kind);
+  WorkHandle submitCollective(size_t bucket, CollectiveKind kind, std::string label);
   void reduceBucket(CollectiveOps& ops, size_t bucket);
   void reduceScatterBucket(CollectiveOps& ops, size_t bucket);
   void allgatherBucket(CollectiveOps& ops, size_t bucket);
   void recordWait(CommClock::time_point start);
   void reportBookkeeping(CommClock::time_point start);
   void setUpDevice(std::unique_ptr<DeviceStepEvents> events);
-  WorkHandle launchOnDevice(size_t bucket, std::string label);
+  WorkHandle launchOnDevice(size_t bucket, CollectiveKind kind, std::string label);
   void finishOnDevice();
   // Rethrows the error of any device collective of earlier steps that has completed with one,
   // and forgets the completed ones.
@@ -182,7 +188,8 @@ class Reducer {
   std::unique_ptr<DeviceStepEvents> deviceEvents_;
   DeviceCommunicator* deviceCommunicator_ = nullptr;  // null: a world of one, nothing to exchange
   std::vector<DeviceSync> deviceSyncs_;               // per bucket, this step's
-  std::vector<WorkHandle> deviceInFlight_;            // launched in finished steps
+  std::vector<WorkHandle> deviceInFlight_;            // launched, in launch order, not yet seen
+                                                      // complete (checkDeviceWorks)
   std::vector<DeviceBucketTimes> deviceLaunched_;     // this step's launches (times filled later)
   bool profiling_ = true;
   bool readyCollected_ = false;

@@ -91,7 +91,7 @@ void expectSameParameters(const std::vector<std::vector<float>>& got,
 }
 
 // A device communicator that forwards everything to `inner` and records the sizes its
-// allreduceTimer was asked for and timed: what the start-up measurement went through.
+// all-reduce timer was asked for and timed: what the start-up measurement went through.
 class TimerRecordingCommunicator : public DeviceCommunicator {
  public:
   explicit TimerRecordingCommunicator(DeviceCommunicator& inner) : inner_(inner) {}
@@ -111,17 +111,18 @@ class TimerRecordingCommunicator : public DeviceCommunicator {
   }
   void shutdown() override {}  // the test shuts `inner` down
   Device& bufferDevice() const override { return inner_.bufferDevice(); }
-  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
-                                   std::string label) override {
-    return inner_.allreduceAverageAsync(data, count, sync, std::move(label));
+  WorkHandle collectiveAsync(CollectiveKind kind, float* data, size_t count, const DeviceSync& sync,
+                             std::string label) override {
+    return inner_.collectiveAsync(kind, data, count, sync, std::move(label));
   }
   void waitOnStream(const WorkHandle& work, CUstream_st* stream) override {
     inner_.waitOnStream(work, stream);
   }
-  AllreduceTimer allreduceTimer(size_t maxBytes) override {
+  AllreduceTimer collectiveTimer(size_t maxBytes, CollectiveKind kind) override {
+    if (kind != CollectiveKind::AllReduce) return inner_.collectiveTimer(maxBytes, kind);
     timerMaxBytes.push_back(maxBytes);
-    return [this, timer = inner_.allreduceTimer(maxBytes)](CollectiveOps& ops, size_t bytes,
-                                                           int count) {
+    return [this, timer = inner_.collectiveTimer(maxBytes, kind)](CollectiveOps& ops, size_t bytes,
+                                                                  int count) {
       timedBytes.push_back(bytes);  // on the communication thread, read after it is done
       return timer(ops, bytes, count);
     };
@@ -212,8 +213,8 @@ TEST(DataParallelOnGpu, TheStartUpMeasurementTimesTheBackendsDeviceAllReduces) {
                                                      ? makeNcclCommunicator(host, 0, 60.0)
                                                      : makeStagingCommunicator(host, 0);
     const std::vector<size_t> sizes = {4, 4096, size_t{1} << 20};
-    const std::vector<CommSample> samples =
-        measureAllreduce(*device, sizes, 3, device->allreduceTimer(sizes.back()));
+    const std::vector<CommSample> samples = measureAllreduce(
+        *device, sizes, 3, device->collectiveTimer(sizes.back(), CollectiveKind::AllReduce));
     ASSERT_EQ(samples.size(), sizes.size()) << nameOf(backend);
     for (const CommSample& sample : samples) {
       EXPECT_GT(sample.seconds, 0.0) << nameOf(backend) << ", " << sample.bytes << " bytes";

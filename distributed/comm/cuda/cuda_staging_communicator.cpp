@@ -46,16 +46,17 @@ WorkHandle StagingCommunicator::submit(std::string label, CommTask task) {
   return host_.submit(std::move(label), std::move(task));
 }
 
-WorkHandle StagingCommunicator::allreduceAverageAsync(float* data, size_t count,
-                                                      const DeviceSync& sync, std::string label) {
-  IMERGE_CHECK(sync.ready, "StagingCommunicator: all-reduce '", label,
+WorkHandle StagingCommunicator::collectiveAsync(CollectiveKind kind, float* data, size_t count,
+                                                const DeviceSync& sync, std::string label) {
+  IMERGE_CHECK(sync.ready, "StagingCommunicator: ", collectiveKindName(kind), " '", label,
                "' has no ready event; record one on the compute stream when the buffer is final");
-  IMERGE_CHECK(!shutDown_, "StagingCommunicator: all-reduce '", label,
+  IMERGE_CHECK(!shutDown_, "StagingCommunicator: ", collectiveKindName(kind), " '", label,
                "' after shutdown() on rank ", rank());
   const std::string taskLabel = label;
-  return host_.submit(std::move(label), [this, data, count, sync, taskLabel](CollectiveOps& ops) {
-    average(ops, data, count, sync, taskLabel);
-  });
+  return host_.submit(std::move(label),
+                      [this, kind, data, count, sync, taskLabel](CollectiveOps& ops) {
+                        run(kind, ops, data, count, sync, taskLabel);
+                      });
 }
 
 void StagingCommunicator::waitOnStream(const WorkHandle& work, CUstream_st*) {
@@ -74,44 +75,71 @@ void StagingCommunicator::reserveHost(size_t bytes, const std::string& where) {
   pinnedBytes_ = bytes;
 }
 
-void StagingCommunicator::average(CollectiveOps& ops, float* data, size_t count,
-                                  const DeviceSync& sync, const std::string& label) {
+void StagingCommunicator::run(CollectiveKind kind, CollectiveOps& ops, float* data, size_t count,
+                              const DeviceSync& sync, const std::string& label) {
   const size_t bytes = count * sizeof(float);
-  const std::string where = " for all-reduce '" + label + "' (" + std::to_string(bytes) +
-                            " bytes, MPI staging) on rank " + std::to_string(rank()) + " of " +
-                            std::to_string(size());
+  const std::string where = std::string(" for ") + collectiveKindName(kind) + " '" + label + "' (" +
+                            std::to_string(bytes) + " bytes, MPI staging) on rank " +
+                            std::to_string(rank()) + " of " + std::to_string(size());
+  // What crosses PCIe: the whole buffer, or only this rank's block where the other blocks
+  // carry nothing this rank needs (into a reduce-scatter's result, out of an all-gather's
+  // input).
+  const BlockRange whole{0, count};
+  const BlockRange mine = blockOf(count, rank(), size());
+  const BlockRange toHost = kind == CollectiveKind::AllGather ? mine : whole;
+  const BlockRange averaged = kind == CollectiveKind::AllReduce       ? whole
+                              : kind == CollectiveKind::ReduceScatter ? mine
+                                                                      : BlockRange{};
+  const BlockRange toDevice = kind == CollectiveKind::ReduceScatter ? mine : whole;
+  auto copy = [&](float* to, const float* from, BlockRange range, cudaMemcpyKind direction,
+                  const char* call) {
+    if (range.count == 0) return;
+    checkCuda(cudaMemcpyAsync(to + range.offset, from + range.offset, range.count * sizeof(float),
+                              direction, copyStream_),
+              call, where);
+  };
+
   checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);  // this is the host's thread
   reserveHost(bytes, where);
   if (sync.ready)
     checkCuda(cudaStreamWaitEvent(copyStream_, sync.ready, 0), "cudaStreamWaitEvent", where);
   if (sync.started) checkCuda(cudaEventRecord(sync.started, copyStream_), "cudaEventRecord", where);
-  checkCuda(cudaMemcpyAsync(pinned_, data, bytes, cudaMemcpyDeviceToHost, copyStream_),
-            "cudaMemcpyAsync (device to host)", where);
+  copy(pinned_, data, toHost, cudaMemcpyDeviceToHost, "cudaMemcpyAsync (device to host)");
   checkCuda(cudaStreamSynchronize(copyStream_), "cudaStreamSynchronize", where);
-  ops.allreduceSum(pinned_, count);
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      ops.allreduceSum(pinned_, count);
+      break;
+    case CollectiveKind::ReduceScatter:
+      ops.reduceScatterSum(pinned_, count);
+      break;
+    case CollectiveKind::AllGather:
+      ops.allgatherBlocks(pinned_, count);
+      break;
+  }
   // The one place these gradients become averages, as on the CPU path.
   const float scale = 1.0f / static_cast<float>(size());
-  for (size_t i = 0; i < count; ++i) pinned_[i] *= scale;
-  checkCuda(cudaMemcpyAsync(data, pinned_, bytes, cudaMemcpyHostToDevice, copyStream_),
-            "cudaMemcpyAsync (host to device)", where);
+  for (size_t i = averaged.offset; i < averaged.offset + averaged.count; ++i) pinned_[i] *= scale;
+  copy(data, pinned_, toDevice, cudaMemcpyHostToDevice, "cudaMemcpyAsync (host to device)");
   if (sync.finished)
     checkCuda(cudaEventRecord(sync.finished, copyStream_), "cudaEventRecord", where);
   checkCuda(cudaStreamSynchronize(copyStream_), "cudaStreamSynchronize", where);
 }
 
-AllreduceTimer StagingCommunicator::allreduceTimer(size_t maxBytes) {
+AllreduceTimer StagingCommunicator::collectiveTimer(size_t maxBytes, CollectiveKind kind) {
   auto buffer = std::make_shared<Tensor>(Tensor::zeros(
       {static_cast<int64_t>(std::max<size_t>(maxBytes, 4) / 4)}, DType::Float32, bufferDevice()));
   // The zeros are written on the compute stream; the timed copies run on ours.
   cudaDevice(device_).synchronize();
-  return [this, buffer](CollectiveOps& ops, size_t bytes, int count) {
-    IMERGE_CHECK(bytes / sizeof(float) <= static_cast<size_t>(buffer->numel()),
-                 "MPI staging all-reduce timer: ", bytes, " bytes exceed its buffer of ",
+  return [this, buffer, kind](CollectiveOps& ops, size_t bytes, int count) {
+    IMERGE_CHECK(bytes / sizeof(float) <= static_cast<size_t>(buffer->numel()), "MPI staging ",
+                 collectiveKindName(kind), " timer: ", bytes, " bytes exceed its buffer of ",
                  buffer->bytes());
     std::vector<double> times;
     for (int rep = 0; rep < count; ++rep) {
       const auto start = CommClock::now();
-      average(ops, buffer->data<float>(), bytes / sizeof(float), {}, "all-reduce timer");
+      run(kind, ops, buffer->data<float>(), bytes / sizeof(float), {},
+          std::string(collectiveKindName(kind)) + " timer");
       times.push_back(std::chrono::duration<double>(CommClock::now() - start).count());
     }
     return times;

@@ -2,10 +2,13 @@
 // host copies, as Horovod does without a CUDA-aware MPI (CUDA builds only; code built without
 // CUDA reaches it through makeStagingCommunicator in device_communicator.h).
 //
-// Each device all-reduce is one task on the host communicator's thread, queued in call order:
+// Each device collective is one task on the host communicator's thread, queued in call order:
 //   copy stream waits for `ready` -> `started` mark -> device-to-host copy into pinned memory ->
-//   (thread waits for the copy) -> MPI all-reduce (sum) -> divide by the ranks -> host-to-device
+//   (thread waits for the copy) -> MPI collective (sum) -> divide by the ranks -> host-to-device
 //   copy -> `finished` mark -> (thread waits for the copy).
+// An all-reduce copies the whole buffer both ways; a reduce-scatter copies the whole buffer to
+// the host and only this rank's averaged block back, an all-gather only this rank's block to the
+// host and the whole buffer back.
 // So a Work completes only when the averaged values are back in the device buffer, and
 // waitOnStream needs no device wait: it waits on the host for the Work (the host part cannot be
 // joined by an event that does not exist yet). The compute stream keeps running during the
@@ -42,13 +45,13 @@ class StagingCommunicator final : public DeviceCommunicator {
   Device& bufferDevice() const override;
 
   WorkHandle submit(std::string label, CommTask task) override;
-  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
-                                   std::string label) override;
+  WorkHandle collectiveAsync(CollectiveKind kind, float* data, size_t count, const DeviceSync& sync,
+                             std::string label) override;
   // Waits on the host for `work`; its copies are then complete, so `stream` needs no wait.
   void waitOnStream(const WorkHandle& work, CUstream_st* stream) override;
   // Device-to-host, MPI and host-to-device of a buffer of its own, timed on the host (each is
   // synchronous on the communication thread).
-  AllreduceTimer allreduceTimer(size_t maxBytes) override;
+  AllreduceTimer collectiveTimer(size_t maxBytes, CollectiveKind kind) override;
 
   [[noreturn]] void abort(int exitCode) override;
   // Waits for the tasks submitted so far, then frees the stream and the pinned buffer. Does not
@@ -56,9 +59,9 @@ class StagingCommunicator final : public DeviceCommunicator {
   void shutdown() override;
 
  private:
-  // On the communication thread: the staged average of one buffer (see the file comment).
-  void average(CollectiveOps& ops, float* data, size_t count, const DeviceSync& sync,
-               const std::string& label);
+  // On the communication thread: one staged collective (see the file comment).
+  void run(CollectiveKind kind, CollectiveOps& ops, float* data, size_t count,
+           const DeviceSync& sync, const std::string& label);
   void reserveHost(size_t bytes, const std::string& where);
 
   Communicator& host_;

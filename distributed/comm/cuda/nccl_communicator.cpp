@@ -1,5 +1,5 @@
-// The NCCL communicator's bootstrap, its enqueueing of device all-reduces, the poller that turns
-// completion events into finished Works, and the device all-reduce timer (the design is in the
+// The NCCL communicator's bootstrap, its enqueueing of device collectives, the poller that turns
+// completion events into finished Works, and the device collective timer (the design is in the
 // header).
 //
 // Locking: mutex_ serialises every NCCL call on comm_ (a Reducer may launch from backward's
@@ -148,33 +148,79 @@ cudaEvent_t NcclCommunicator::takeEvent() {
 }
 
 WorkHandle NcclCommunicator::allreduceSumAsync(float* data, size_t count, std::string label) {
-  return enqueue(data, count, ncclSum, nullptr, nullptr, nullptr, std::move(label));
+  return enqueue(CollectiveKind::AllReduce, data, count, ncclSum, nullptr, nullptr, nullptr,
+                 std::move(label));
 }
 
-WorkHandle NcclCommunicator::allreduceAverageAsync(float* data, size_t count,
-                                                   const DeviceSync& sync, std::string label) {
-  return enqueue(data, count, ncclAvg, sync.ready, sync.started, sync.finished, std::move(label));
+WorkHandle NcclCommunicator::collectiveAsync(CollectiveKind kind, float* data, size_t count,
+                                             const DeviceSync& sync, std::string label) {
+  return enqueue(kind, data, count, ncclAvg, sync.ready, sync.started, sync.finished,
+                 std::move(label));
 }
 
-WorkHandle NcclCommunicator::enqueue(float* data, size_t count, int op, cudaEvent_t ready,
-                                     cudaEvent_t started, cudaEvent_t finished, std::string label) {
+void NcclCommunicator::issue(CollectiveKind kind, float* data, size_t count, int op,
+                             const std::string& where) {
+  const auto reduction = static_cast<ncclRedOp_t>(op);
+  const size_t ranks = static_cast<size_t>(size_);
+  if (kind == CollectiveKind::AllReduce) {
+    checkNccl(ncclAllReduce(data, data, count, ncclFloat, reduction, comm_, commStream_),
+              "ncclAllReduce", where, comm_);
+    return;
+  }
+  if (count % ranks == 0) {
+    // Equal blocks: NCCL's own halves, in place (this rank's block is its part of the buffer).
+    const size_t block = count / ranks;
+    float* mine = data + static_cast<size_t>(rank_) * block;
+    if (kind == CollectiveKind::ReduceScatter) {
+      checkNccl(ncclReduceScatter(data, mine, block, ncclFloat, reduction, comm_, commStream_),
+                "ncclReduceScatter", where, comm_);
+    } else {
+      checkNccl(ncclAllGather(mine, data, block, ncclFloat, comm_, commStream_), "ncclAllGather",
+                where, comm_);
+    }
+    return;
+  }
+  // Unequal blocks: one rooted collective per block, fused by the group into one launch. The
+  // group is closed even when a call in it fails, so the communicator stays usable for abort.
+  ncclResult_t first = ncclGroupStart();
+  const char* failedCall = "ncclGroupStart";
+  for (int root = 0; root < size_ && first == ncclSuccess; ++root) {
+    const BlockRange block = blockOf(count, root, size_);
+    if (block.count == 0) continue;
+    float* start = data + block.offset;
+    if (kind == CollectiveKind::ReduceScatter) {
+      first = ncclReduce(start, start, block.count, ncclFloat, reduction, root, comm_, commStream_);
+      failedCall = "ncclReduce";
+    } else {
+      first = ncclBroadcast(start, start, block.count, ncclFloat, root, comm_, commStream_);
+      failedCall = "ncclBroadcast";
+    }
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  checkNccl(first, failedCall, where, comm_);
+  checkNccl(ended, "ncclGroupEnd", where, comm_);
+}
+
+WorkHandle NcclCommunicator::enqueue(CollectiveKind kind, float* data, size_t count, int op,
+                                     cudaEvent_t ready, cudaEvent_t started, cudaEvent_t finished,
+                                     std::string label) {
   auto work = std::make_shared<Work>(std::move(label));
   std::unique_lock lock(mutex_);
   if (firstError_ || shutDown_ || stopping_) {
     const std::string why =
-        firstError_ ? "an earlier all-reduce of this communicator failed, so the ranks may no "
+        firstError_ ? "an earlier collective of this communicator failed, so the ranks may no "
                       "longer agree on the order of collectives. The first error: " +
                           exceptionMessage(firstError_)
                     : std::string("the communicator was shut down");
     lock.unlock();
     work->markFinished(
-        std::make_exception_ptr(Error("all-reduce '" + work->label() + "' was not run" +
-                                      rankContext(rank_, size_) + ": " + why)));
+        std::make_exception_ptr(Error(std::string(collectiveKindName(kind)) + " '" + work->label() +
+                                      "' was not run" + rankContext(rank_, size_) + ": " + why)));
     return work;
   }
   const size_t bytes = count * sizeof(float);
-  const std::string where = " for all-reduce '" + work->label() + "' (" + std::to_string(bytes) +
-                            " bytes)" + rankContext(rank_, size_);
+  const std::string where = std::string(" for ") + collectiveKindName(kind) + " '" + work->label() +
+                            "' (" + std::to_string(bytes) + " bytes)" + rankContext(rank_, size_);
   cudaEvent_t done = nullptr;
   try {
     checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);
@@ -188,9 +234,7 @@ WorkHandle NcclCommunicator::enqueue(float* data, size_t count, int op, cudaEven
     // After the wait, so that the mark completes when the all-reduce can begin.
     if (started) checkCuda(cudaEventRecord(started, commStream_), "cudaEventRecord", where);
     work->markStarted();  // enqueued; the device starts it when the compute stream gets there
-    checkNccl(ncclAllReduce(data, data, count, ncclFloat, static_cast<ncclRedOp_t>(op), comm_,
-                            commStream_),
-              "ncclAllReduce", where, comm_);
+    issue(kind, data, count, op, where);
     if (finished) checkCuda(cudaEventRecord(finished, commStream_), "cudaEventRecord", where);
     checkCuda(cudaEventRecord(done, commStream_), "cudaEventRecord", where);
     inFlight_.push_back({work, done, bytes, CommClock::now()});
@@ -214,7 +258,7 @@ void NcclCommunicator::waitOnStream(const WorkHandle& work, cudaStream_t stream)
     if (flight.work == work) {
       checkCuda(cudaSetDevice(device_), "cudaSetDevice", rankContext(rank_, size_));
       checkCuda(cudaStreamWaitEvent(stream, flight.done, 0), "cudaStreamWaitEvent",
-                " for all-reduce '" + work->label() + "'" + rankContext(rank_, size_));
+                " for collective '" + work->label() + "'" + rankContext(rank_, size_));
       return;
     }
   }
@@ -234,7 +278,7 @@ void NcclCommunicator::pollerMain() {
         // The destructor: nothing more will be waited for.
         for (InFlight& flight : inFlight_) {
           flight.work->markFinished(
-              std::make_exception_ptr(Error("all-reduce '" + flight.work->label() +
+              std::make_exception_ptr(Error("collective '" + flight.work->label() +
                                             "' was abandoned: the "
                                             "NcclCommunicator was destroyed before it completed")));
           freeEvents_.push_back(flight.done);
@@ -259,7 +303,7 @@ void NcclCommunicator::pollerMain() {
     }
     const std::string where = rankContext(rank_, size_);
     if (query != cudaErrorNotReady) {
-      failure = std::string("all-reduce '") + front.work->label() + "' (" +
+      failure = std::string("collective '") + front.work->label() + "' (" +
                 std::to_string(front.bytes) + " bytes)" + where +
                 ": cudaEventQuery failed: " + cudaGetErrorName(query) + ": " +
                 cudaGetErrorString(query);
@@ -268,13 +312,13 @@ void NcclCommunicator::pollerMain() {
       ncclCommGetAsyncError(comm_, &asyncError);
       const double waited = duration<double>(CommClock::now() - front.enqueuedAt).count();
       if (asyncError != ncclSuccess && asyncError != ncclInProgress) {
-        failure = std::string("all-reduce '") + front.work->label() + "' (" +
+        failure = std::string("collective '") + front.work->label() + "' (" +
                   std::to_string(front.bytes) + " bytes)" + where + ": NCCL reported " +
                   ncclGetErrorString(asyncError) +
                   ". Causes: another rank exited or failed (check its output for an earlier "
                   "error), or the GPUs cannot reach each other (NCCL_DEBUG=INFO shows why)";
       } else if (options_.timeoutSeconds > 0 && waited > options_.timeoutSeconds) {
-        failure = std::string("all-reduce '") + front.work->label() + "' (" +
+        failure = std::string("collective '") + front.work->label() + "' (" +
                   std::to_string(front.bytes) + " bytes) did not complete within " +
                   formatSeconds(options_.timeoutSeconds) + " s" + where +
                   ": another rank has probably exited or stopped; check the other ranks' "
@@ -304,7 +348,7 @@ void NcclCommunicator::pollerMain() {
   }
 }
 
-AllreduceTimer NcclCommunicator::allreduceTimer(size_t maxBytes) {
+AllreduceTimer NcclCommunicator::collectiveTimer(size_t maxBytes, CollectiveKind kind) {
   // The buffer and the events live as long as the timer; every call runs on the communication
   // thread, inside the measurement's task.
   struct DeviceState {
@@ -322,11 +366,11 @@ AllreduceTimer NcclCommunicator::allreduceTimer(size_t maxBytes) {
                                 DType::Float32, bufferDevice());
   // The zeros are written on the compute stream; the timed all-reduces run on ours.
   cudaDevice(device_).synchronize();
-  return [this, state](CollectiveOps&, size_t bytes, int count) {
-    const std::string where = " in the all-reduce timer" + rankContext(rank_, size_);
-    IMERGE_CHECK(bytes / sizeof(float) <= static_cast<size_t>(state->buffer.numel()),
-                 "NCCL all-reduce timer: ", bytes, " bytes exceed its buffer of ",
-                 state->buffer.bytes());
+  return [this, state, kind](CollectiveOps&, size_t bytes, int count) {
+    const std::string name = collectiveKindName(kind);
+    const std::string where = " in the " + name + " timer" + rankContext(rank_, size_);
+    IMERGE_CHECK(bytes / sizeof(float) <= static_cast<size_t>(state->buffer.numel()), "NCCL ", name,
+                 " timer: ", bytes, " bytes exceed its buffer of ", state->buffer.bytes());
     checkCuda(cudaSetDevice(device_), "cudaSetDevice", where);
     while (state->events.size() < 2 * static_cast<size_t>(count)) {
       cudaEvent_t event = nullptr;
@@ -337,8 +381,8 @@ AllreduceTimer NcclCommunicator::allreduceTimer(size_t maxBytes) {
     std::vector<WorkHandle> works;
     for (int rep = 0; rep < count; ++rep) {
       cudaEvent_t started = state->events[2 * rep], finished = state->events[2 * rep + 1];
-      works.push_back(enqueue(data, bytes / sizeof(float), ncclSum, nullptr, started, finished,
-                              "all-reduce timer"));
+      works.push_back(enqueue(kind, data, bytes / sizeof(float), ncclSum, nullptr, started,
+                              finished, name + " timer"));
     }
     for (const WorkHandle& work : works) work->wait();
     std::vector<double> times;

@@ -8,8 +8,14 @@
 // the all-reduce sees the finished gradients, enqueues ncclAllReduce and records a completion
 // event; the host never blocks. waitOnStream() makes a compute stream wait for that completion
 // event, again without blocking the host: the optimizer and the next forward pass simply queue
-// behind the all-reduce. allreduceAverageAsync averages inside NCCL (ncclAvg, NCCL >= 2.10), so
+// behind the all-reduce. collectiveAsync averages inside NCCL (ncclAvg, NCCL >= 2.10), so
 // no separate scaling kernel runs.
+//
+// A split bucket's halves: blockOf's blocks are equal when the ranks divide the count, and then
+// they are one ncclReduceScatter or ncclAllGather, in place. Otherwise the first blocks are one
+// element longer, which NCCL's reduce-scatter and all-gather (equal blocks only) cannot express:
+// the halves are then one NCCL group of a rooted collective per block, ncclReduce to the block's
+// rank or ncclBroadcast from it (what PyTorch does for all-gathers of unequal sizes).
 //
 // Completion on the host: one small poller thread queries the completion events in order (one
 // stream, so they complete in order) and finishes the Works, so Work::wait()/completed() behave
@@ -78,8 +84,8 @@ class NcclCommunicator final : public DeviceCommunicator {
   // stream) until the all-reduce completed, e.g. after waitOnStream on the writing stream.
   WorkHandle allreduceSumAsync(float* data, size_t count, std::string label) override;
   // The DeviceCommunicator contract: ncclAvg after sync.ready, marks around it.
-  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
-                                   std::string label) override;
+  WorkHandle collectiveAsync(CollectiveKind kind, float* data, size_t count, const DeviceSync& sync,
+                             std::string label) override;
 
   // The stream whose work every later all-reduce waits for (the one backward runs on).
   void setComputeStream(cudaStream_t stream);
@@ -91,9 +97,9 @@ class NcclCommunicator final : public DeviceCommunicator {
   // needs no wait and is ignored.
   void waitOnStream(const WorkHandle& work, cudaStream_t stream) override;
 
-  // Device all-reduces of a buffer of its own, timed by events around each on the
-  // communication stream (the all-reduces' own time, not the poller's wake-ups).
-  AllreduceTimer allreduceTimer(size_t maxBytes) override;
+  // Device collectives of a buffer of its own, timed by events around each on the
+  // communication stream (the collectives' own time, not the poller's wake-ups).
+  AllreduceTimer collectiveTimer(size_t maxBytes, CollectiveKind kind) override;
 
   [[noreturn]] void abort(int exitCode) override;
   // Waits for every outstanding all-reduce, then destroys the NCCL communicator and the
@@ -108,10 +114,13 @@ class NcclCommunicator final : public DeviceCommunicator {
     CommClock::time_point enqueuedAt;
   };
 
-  // Queues one ncclAllReduce with `op` (an ncclRedOp_t) after `ready` (null: an event recorded
-  // now on the compute stream), with the optional timing marks around it.
-  WorkHandle enqueue(float* data, size_t count, int op, cudaEvent_t ready, cudaEvent_t started,
-                     cudaEvent_t finished, std::string label);
+  // Queues one collective of `kind` with `op` (an ncclRedOp_t; unused by AllGather) after
+  // `ready` (null: an event recorded now on the compute stream), with the optional timing marks
+  // around it.
+  WorkHandle enqueue(CollectiveKind kind, float* data, size_t count, int op, cudaEvent_t ready,
+                     cudaEvent_t started, cudaEvent_t finished, std::string label);
+  // The NCCL calls of one collective on the communication stream (caller holds mutex_).
+  void issue(CollectiveKind kind, float* data, size_t count, int op, const std::string& where);
   void pollerMain();
   cudaEvent_t takeEvent();  // from the pool (caller holds mutex_)
 

@@ -68,6 +68,29 @@ TEST(DeviceStepFigures, DefaultStrategyWaitsForAllOfIt) {
   EXPECT_NEAR(*f.optimizerSeconds, 1e-3, 1e-12);
 }
 
+TEST(DeviceStepFigures, AForwardPhasePlanIsNotWaitedForAtBackwardEnd) {
+  // imerge-overlap: backward's collectives run past backward's end (5 ms) to 8 ms, but the
+  // compute stream does not wait there; the optimizer runs 5 -> 6 ms.
+  DeviceStepTimes times;
+  times.forwardStart = -1e-3;
+  times.backwardEnd = 5e-3;
+  times.stepEnd = 6e-3;
+  times.buckets = {{0, 4, 2e-3, 6e-3}, {1, 4, 6e-3, 8e-3}};
+  times.joinedAtBackwardEnd = false;
+  const DeviceStepFigures f = deviceStepFigures(times, CommClock::now());
+  EXPECT_NEAR(f.communicationSeconds, 6e-3, 1e-12);
+  EXPECT_NEAR(f.overlappedSeconds, 3e-3, 1e-12);  // 2 -> 5 ms
+  EXPECT_EQ(f.waitingSeconds, 0.0);
+  EXPECT_TRUE(f.waits.empty());
+  EXPECT_NEAR(*f.computeSeconds, 7e-3, 1e-12);  // forward start to step end, nothing waited
+  EXPECT_NEAR(*f.optimizerSeconds, 1e-3, 1e-12);
+  // The same times waited for at backward's end (any other plan): 3 ms waited, optimizer 0.
+  times.joinedAtBackwardEnd = true;
+  const DeviceStepFigures joined = deviceStepFigures(times, CommClock::now());
+  EXPECT_NEAR(joined.waitingSeconds, 3e-3, 1e-12);
+  EXPECT_EQ(*joined.optimizerSeconds, 0.0);
+}
+
 TEST(GpuForLocalRank, OneGpuPerRankModuloTheCount) {
   EXPECT_EQ(gpuForLocalRank(0, 4, 4, true, "nccl"), 0);
   EXPECT_EQ(gpuForLocalRank(3, 4, 4, true, "nccl"), 3);

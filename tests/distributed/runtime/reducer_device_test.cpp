@@ -7,7 +7,8 @@
 // waiting for any; a collective that fails later surfaces at the next step; waitAll() waits for
 // all; ready times come from the device marks of profiled steps only; `priority` among several
 // ranks, a host-only communicator among several ranks, a communicator of another GPU and
-// parameters on two devices are refused, naming the cause.
+// parameters on two devices are refused, naming the cause; an imerge-overlap plan launches each
+// bucket's halves in the simulator's order, and only the compute stream waits for them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,6 +115,7 @@ class FakeDeviceCommunicator final : public DeviceCommunicator {
       : device_(device), size_(size), log_(log) {}
 
   struct Launch {
+    CollectiveKind kind;
     int64_t firstElement;
     int64_t elements;
     DeviceSync sync;
@@ -129,12 +131,12 @@ class FakeDeviceCommunicator final : public DeviceCommunicator {
     work->markFinished(nullptr);
     return work;
   }
-  WorkHandle allreduceAverageAsync(float* data, size_t count, const DeviceSync& sync,
-                                   std::string label) override {
+  WorkHandle collectiveAsync(CollectiveKind kind, float* data, size_t count, const DeviceSync& sync,
+                             std::string label) override {
     auto work = std::make_shared<Work>(std::move(label));
     work->markStarted();
     std::lock_guard lock(mutex_);
-    launches_.push_back({data - base_, static_cast<int64_t>(count), sync, work});
+    launches_.push_back({kind, data - base_, static_cast<int64_t>(count), sync, work});
     log_.add("launch " + std::to_string(launches_.size() - 1));
     return work;
   }
@@ -149,7 +151,9 @@ class FakeDeviceCommunicator final : public DeviceCommunicator {
     }
     log_.add("join of an unknown work");
   }
-  AllreduceTimer allreduceTimer(size_t maxBytes) override { return hostAllreduceTimer(maxBytes); }
+  AllreduceTimer collectiveTimer(size_t maxBytes, CollectiveKind kind) override {
+    return hostCollectiveTimer(maxBytes, kind);
+  }
   [[noreturn]] void abort(int) override { std::abort(); }
   void shutdown() override {}
 
@@ -384,6 +388,63 @@ TEST(ReducerOnDevice, DeviceStepTimesListTheLaunchedCollectives) {
   EXPECT_EQ(times.buckets[1].end, 7e-3);
   // One step's marks: markForwardStart began it, so prepareForBackward did not begin another.
   EXPECT_EQ(std::count(f.log.lines.begin(), f.log.lines.end(), "begin step"), 1);
+  f.communicator.completeAll();
+  f.reducer->waitAll();
+}
+
+// imerge-overlap on a GPU: b0 all-reduced in backward, b1 and b3 split, b2 deferred.
+TEST(ReducerOnDevice, AForwardPhasePlanRunsItsHalvesOnTheDeviceWithoutHostWaits) {
+  using Schedule = Bucket::Schedule;
+  Fixture f({5, 3, 8, 2});
+  Plan plan = fifoPlan(f.parameters, reversed(4), {1, 1, 1, 1});
+  plan.overlapWithNextForward = true;
+  const Schedule schedules[] = {Schedule::Backward, Schedule::Split, Schedule::BeforeForward,
+                                Schedule::Split};
+  for (size_t b = 0; b < 4; ++b) plan.buckets[b].schedule = schedules[b];
+  f.install(plan);
+  // Flat layout in backward order: p3 (2) | p2 (8) | p1 (3) | p0 (5).
+  const int64_t firstElementOf[] = {0, 2, 10, 13};
+  f.backward({3, 2, 1, 0}, 0);
+  ASSERT_TRUE(f.finishReturnsWithoutWaiting()) << "finish() waited on the host";
+  // Backward's parts in bucket order, then the forward phase from the last bucket to the first.
+  const std::vector<std::pair<size_t, CollectiveKind>> expected = {
+      {0, CollectiveKind::AllReduce},     {1, CollectiveKind::ReduceScatter},
+      {3, CollectiveKind::ReduceScatter}, {3, CollectiveKind::AllGather},
+      {2, CollectiveKind::AllReduce},     {1, CollectiveKind::AllGather}};
+  const auto launches = f.communicator.launches();
+  ASSERT_EQ(launches.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto [bucket, kind] = expected[i];
+    EXPECT_EQ(launches[i].kind, kind) << "launch " << i;
+    EXPECT_EQ(launches[i].firstElement, firstElementOf[bucket]) << "launch " << i;
+    const DeviceSync sync = f.events->syncOf(bucket);
+    EXPECT_EQ(launches[i].sync.ready, sync.ready) << "launch " << i;
+    // The bucket's timing marks go to its collective in backward only.
+    const bool inBackward = i < 3;
+    EXPECT_EQ(launches[i].sync.started, inBackward ? sync.started : nullptr) << "launch " << i;
+    EXPECT_EQ(launches[i].sync.finished, inBackward ? sync.finished : nullptr) << "launch " << i;
+  }
+  EXPECT_EQ(f.communicator.joinedStream, nullptr) << "the compute stream joined at backward end";
+  const DeviceStepTimes times = f.reducer->readDeviceStepTimes();
+  EXPECT_FALSE(times.joinedAtBackwardEnd);
+  ASSERT_EQ(times.buckets.size(), 3u);
+  EXPECT_EQ(times.buckets[2].bucket, 3u);
+
+  // The next forward: p1's update waits, on the compute stream, for b2's deferred all-reduce
+  // (launch 4), p2's for b1's all-gather (launch 5); the host waits for neither.
+  f.reducer->waitForParameter(1);
+  EXPECT_EQ(f.communicator.joinedStream, f.events->computeStream());
+  EXPECT_NE(f.log.indexOf("join 4"), SIZE_MAX);
+  f.reducer->waitForParameter(2);
+  EXPECT_NE(f.log.indexOf("join 5"), SIZE_MAX);
+  for (const auto& launch : f.communicator.launches()) EXPECT_FALSE(launch.work->completed());
+  // The next backward's stream waits for the last collective launched, again on the device.
+  const size_t joinsBefore = std::count(f.log.lines.begin(), f.log.lines.end(), "join 5");
+  f.clearGradients();
+  f.backward({3, 2, 1, 0}, 1);
+  EXPECT_EQ(std::count(f.log.lines.begin(), f.log.lines.end(), "join 5"), joinsBefore + 1);
+  ASSERT_TRUE(f.finishReturnsWithoutWaiting());
+  EXPECT_EQ(f.communicator.launches().size(), 2 * expected.size());
   f.communicator.completeAll();
   f.reducer->waitAll();
 }
