@@ -48,6 +48,12 @@ namespace {
 
 using namespace imerge;
 
+// The samples of a --comm-model style flag's CSV; none when the flag was not given.
+std::vector<distributed::CommSample> samplesFrom(const std::string& path) {
+  return path.empty() ? std::vector<distributed::CommSample>{}
+                      : distributed::readCommSamplesCsv(path);
+}
+
 struct Options {
   std::string model = "resnet20";
   training::DatasetChoice dataset;
@@ -523,15 +529,9 @@ int run(const Options& options, Job& job) {
     distributed::DataParallelOptions parallelOptions{
         .strategy = options.dist.empty() ? "wfbp" : options.dist,
         .planner = options.planner,
-        .commSamples = options.commModel.empty()
-                           ? std::vector<distributed::CommSample>{}
-                           : distributed::readCommSamplesCsv(options.commModel),
-        .reduceScatterSamples = options.reduceScatterModel.empty()
-                                    ? std::vector<distributed::CommSample>{}
-                                    : distributed::readCommSamplesCsv(options.reduceScatterModel),
-        .allGatherSamples = options.allGatherModel.empty()
-                                ? std::vector<distributed::CommSample>{}
-                                : distributed::readCommSamplesCsv(options.allGatherModel),
+        .commSamples = samplesFrom(options.commModel),
+        .reduceScatterSamples = samplesFrom(options.reduceScatterModel),
+        .allGatherSamples = samplesFrom(options.allGatherModel),
         .warmupSteps = options.warmupSteps,
         .trace = trace.get(),
         .runSignature = runSignature(options)};
@@ -539,7 +539,11 @@ int run(const Options& options, Job& job) {
                                                            std::move(parallelOptions));
     std::cout << "dist: " << parallel->strategy() << " on " << job.worldSize << " rank(s) ("
               << job.training().backendName() << "), "
-              << "communication model: " << parallel->beliefModel()->describe() << "\n";
+              << "communication model"
+              << (!parallel->plansWithCommModel() ? ""
+                  : options.commModel.empty()     ? " (measured at start-up)"
+                                                  : " (from " + options.commModel + ")")
+              << ": " << parallel->beliefModel()->describe() << "\n";
   }
   if (!options.checkpointDir.empty()) {
     std::filesystem::create_directories(options.checkpointDir);

@@ -64,7 +64,14 @@ MeasuredRun measureRealRun(const RealRunSettings& options, const std::string& mo
              " --profile " + shellQuoted(profilePath) + " --fusion-bytes " +
              std::to_string(options.planner.fusionBytes) + " --slice-elems " +
              std::to_string(options.planner.sliceElements);
-  if (workers > 1) command += " --dist " + strategy;
+  if (workers > 1) {
+    command += " --dist " + strategy;
+    for (const auto& [flag, path] : {std::pair{"--comm-model", &options.commModel},
+                                     {"--reduce-scatter-model", &options.reduceScatterModel},
+                                     {"--all-gather-model", &options.allGatherModel}}) {
+      if (!path->empty()) command += std::string(" ") + flag + " " + shellQuoted(*path);
+    }
+  }
   command += " > " + shellQuoted(output) + " 2>&1";
   std::printf("measuring %s on %d worker%s%s%s (%lld steps) ...\n", model.c_str(), workers,
               workers == 1 ? "" : "s", workers == 1 ? "" : " with ",

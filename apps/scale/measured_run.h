@@ -23,6 +23,10 @@ struct RealRunSettings {
   int64_t maxSteps = 15;
   int64_t warmupSteps = 5;
   distributed::PlannerOptions planner;
+  // CSVs of measured samples the runs of several workers plan with (imerge-train --comm-model,
+  // --reduce-scatter-model, --all-gather-model), so that a run and its simulation plan from the
+  // same measurement; empty: each run measures its own at start-up.
+  std::string commModel, reduceScatterModel, allGatherModel;
   std::string scratch;  // where the logs, profiles and outputs go
 };
 
