@@ -48,10 +48,30 @@ namespace {
 
 using namespace imerge;
 
-// The samples of a --comm-model style flag's CSV; none when the flag was not given.
-std::vector<distributed::CommSample> samplesFrom(const std::string& path) {
-  return path.empty() ? std::vector<distributed::CommSample>{}
-                      : distributed::readCommSamplesCsv(path);
+// The samples of a --comm-model style flag's CSV at this run's `ranks`; none when the flag was
+// not given. A sweep of several rank counts in one file (scripts/slow-network-agreement.sh
+// writes one) gives the rows of this run's count; a file of a single count, or without a
+// `workers` column, is taken whole. Several counts without this one are refused, naming them.
+std::vector<distributed::CommSample> samplesFrom(const std::string& flag, const std::string& path,
+                                                 int ranks) {
+  if (path.empty()) return {};
+  std::vector<distributed::CommSample> samples = distributed::readCommSamplesCsv(path);
+  std::set<int> counts;
+  std::vector<distributed::CommSample> mine;
+  for (const distributed::CommSample& sample : samples) {
+    counts.insert(sample.workers);
+    if (sample.workers == ranks) mine.push_back(sample);
+  }
+  if (counts.size() == 1) return samples;
+  if (mine.empty()) {
+    std::string listed;
+    for (int count : counts) listed += (listed.empty() ? "" : ", ") + std::to_string(count);
+    IMERGE_FAIL(flag, " ", path, ": samples at ", listed,
+                " workers, none at this run's rank count ", ranks,
+                "; measure at that count (imerge-commbench under mpirun -np ", ranks,
+                ") or leave the flag out to measure at start-up");
+  }
+  return mine;
 }
 
 struct Options {
@@ -529,9 +549,11 @@ int run(const Options& options, Job& job) {
     distributed::DataParallelOptions parallelOptions{
         .strategy = options.dist.empty() ? "wfbp" : options.dist,
         .planner = options.planner,
-        .commSamples = samplesFrom(options.commModel),
-        .reduceScatterSamples = samplesFrom(options.reduceScatterModel),
-        .allGatherSamples = samplesFrom(options.allGatherModel),
+        .commSamples = samplesFrom("--comm-model", options.commModel, job.worldSize),
+        .reduceScatterSamples =
+            samplesFrom("--reduce-scatter-model", options.reduceScatterModel, job.worldSize),
+        .allGatherSamples =
+            samplesFrom("--all-gather-model", options.allGatherModel, job.worldSize),
         .warmupSteps = options.warmupSteps,
         .trace = trace.get(),
         .runSignature = runSignature(options)};
