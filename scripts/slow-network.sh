@@ -6,13 +6,17 @@
 # to use TCP over those links only (no shared memory), so an all-reduce costs what the link
 # allows, and the strategies differ in real runs as they do on a cluster.
 #
-#   scripts/slow-network.sh [--ranks N] [--rate RATE] [--burst BYTES] [--subnet 10.X.Y] \
-#       [--mpirun-args "..."] [--keep] -- COMMAND [ARGS...]
+#   scripts/slow-network.sh [--ranks N] [--ranks-per-namespace R] [--rate RATE] [--burst BYTES] \
+#       [--subnet 10.X.Y] [--mpirun-args "..."] [--keep] -- COMMAND [ARGS...]
 #
 #   scripts/slow-network.sh --ranks 2 --rate 1gbit -- build/release/imerge-train --dist imerge ...
 #   scripts/slow-network.sh --ranks 2 --rate 1gbit -- build/release/imerge-commbench --out slow
 #
-#   --ranks N        ranks (and namespaces), default 2
+#   --ranks N        ranks, default 2
+#   --ranks-per-namespace R
+#                    ranks in each namespace, default 1 (N / R namespaces, R must divide N): the
+#                    ranks of one namespace are one node's GPUs, talking over shared memory,
+#                    and share its rate-limited link to the other namespaces
 #   --rate RATE      each link's bandwidth in tc's units (1gbit, 100mbit, 10gbit), default 1gbit
 #   --burst BYTES    the token bucket's depth, default rate / 250 (4 ms of traffic, at least
 #                    64 KiB, as tbf needs at least one rate / HZ)
@@ -32,6 +36,16 @@
 # PMIX_MCA_ptl_tcp_if_include). The ranks talk over `--mca btl tcp,self --mca
 # btl_tcp_if_include SUBNET.0/24`: TCP over the rate-limited links, no shared memory.
 #
+# With R > 1 ranks per namespace Open MPI must see each namespace as a node of its own, or it
+# would join every pair of ranks of this one machine by shared memory: mpirun gets a hostfile of
+# nodes nodeK (R slots each) and an rsh agent that starts each node's daemon (orted) inside
+# namespace K, so ranks 0..R-1 run in namespace 0 and so on. Shared memory (`vader`) then joins
+# the ranks of one node and TCP the nodes. Every node's daemon gets a session directory and
+# shared-memory backing directory of its own (the nodes share a hostname, and their segment
+# names would collide), PMIx keeps its job data in a hash (`gds=hash`: its shared-memory store
+# fails with several daemons on one host), and hwloc shares no topology segment
+# (`rtc_hwloc_vmhole none`; several daemons writing it crash in hwloc_shmem_topology_write).
+#
 # Needs root and iproute2 (ip, tc). Only creates, and on exit (trap) removes, namespaces named
 # imslowK and imslowc, veth pairs imslowK/imslowKb and a bridge imslowbr, with addresses
 # SUBNET.1.. and SUBNET.254 inside those namespaces; nothing in the root namespace gets an
@@ -40,6 +54,7 @@
 set -euo pipefail
 
 ranks=2
+per_namespace=1
 rate=1gbit
 burst=
 subnet=10.213.77
@@ -58,6 +73,7 @@ usage() {
 while (($#)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
+    --ranks-per-namespace) per_namespace=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --burst) burst=$2; shift 2 ;;
     --subnet) subnet=$2; shift 2 ;;
@@ -98,6 +114,10 @@ fi
 if [[ ! $ranks =~ ^[0-9]+$ ]] || ((ranks < 1 || ranks > 64)); then
   fail "--ranks $ranks: 1 to 64"
 fi
+if [[ ! $per_namespace =~ ^[0-9]+$ ]] || ((per_namespace < 1 || ranks % per_namespace != 0)); then
+  fail "--ranks-per-namespace $per_namespace: a divisor of --ranks $ranks"
+fi
+namespaces=$((ranks / per_namespace))
 [[ $rate =~ ^[0-9.]+(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps)$ ]] ||
   fail "--rate $rate: a tc rate such as 100mbit, 1gbit or 10gbit"
 # Only private addresses: 10/8, 172.16/12, 192.168/16.
@@ -119,10 +139,12 @@ if [[ -z $burst ]]; then
   burst=$(awk -v bits="$bits" 'BEGIN { b = bits / 8 / 250; if (b < 65536) b = 65536; printf "%.0f", b }')
 fi
 
+# The hostfile and rsh agent of R > 1 ranks per namespace, and the daemons' session directories.
+work=$(mktemp -d /tmp/slow-network.XXXXXX)
 if ((keep)); then
-  trap 'echo "slow-network.sh: kept the namespaces; remove them with: $0 --cleanup-only"' EXIT
+  trap 'rm -rf "$work"; echo "slow-network.sh: kept the namespaces; remove them with: $0 --cleanup-only"' EXIT
 else
-  trap cleanup EXIT
+  trap 'rm -rf "$work"; cleanup' EXIT
 fi
 trap 'exit 130' INT TERM
 
@@ -142,22 +164,46 @@ attach() {
 ip link add "$bridge" type bridge
 ip link set "$bridge" up
 attach "$control" "$subnet.254"
-mpmd=()
-for ((k = 0; k < ranks; ++k)); do
+for ((k = 0; k < namespaces; ++k)); do
   namespace=$prefix$k
   attach "$namespace" "$subnet.$((k + 1))"
-  # Both directions of the link: what the rank sends (its end) and what it receives (the
+  # Both directions of the link: what the namespace sends (its end) and what it receives (the
   # bridge's end toward it), as a full-duplex NIC of this rate.
   tc -n "$namespace" qdisc add dev "$namespace" root tbf rate "$rate" burst "$burst" latency 100ms
   tc qdisc add dev "${namespace}b" root tbf rate "$rate" burst "$burst" latency 100ms
-  if ((k > 0)); then mpmd+=(:); fi
-  mpmd+=(-np 1 ip netns exec "$namespace" "$@")
 done
-echo "slow-network.sh: $ranks ranks in namespaces ${prefix}0..${prefix}$((ranks - 1)) on $subnet.0/24, every link $rate (tbf, burst $burst B) both ways" >&2
+echo "slow-network.sh: $ranks ranks in namespaces ${prefix}0..${prefix}$((namespaces - 1))" \
+  "($per_namespace each) on $subnet.0/24, every link $rate (tbf, burst $burst B) both ways" >&2
+
+launch=()
+btls=tcp,self
+pmix=(PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="$subnet.0/24")
+if ((per_namespace == 1)); then
+  # An MPMD job whose K-th part runs in namespace K.
+  for ((k = 0; k < ranks; ++k)); do
+    if ((k > 0)); then launch+=(:); fi
+    launch+=(-np 1 ip netns exec "$prefix$k" "$@")
+  done
+else
+  for ((k = 0; k < namespaces; ++k)); do echo "node$k slots=$per_namespace"; done >"$work/hosts"
+  # mpirun's rsh launcher calls this as `agent nodeK COMMAND...` to start node K's daemon.
+  cat >"$work/agent" <<AGENT
+#!/usr/bin/env bash
+node=\$1
+shift
+k=\${node#node}
+mkdir -p "$work/node\$k"
+exec ip netns exec "$prefix\$k" env OMPI_MCA_orte_tmpdir_base="$work/node\$k" \\
+  OMPI_MCA_btl_vader_backing_directory="$work/node\$k" /bin/sh -c "\$*"
+AGENT
+  chmod +x "$work/agent"
+  btls=tcp,vader,self
+  pmix+=(PMIX_MCA_gds=hash)
+  launch=(--hostfile "$work/hosts" --mca plm_rsh_agent "$work/agent" --mca rtc_hwloc_vmhole none
+    -x PMIX_MCA_gds=hash -np "$ranks" "$@")
+fi
 
 # shellcheck disable=SC2086  # --mpirun-args is meant to be word-split
-ip netns exec "$control" env PMIX_MCA_ptl_tcp_remote_connections=1 \
-  PMIX_MCA_ptl_tcp_if_include="$subnet.0/24" \
-  mpirun --allow-run-as-root --oversubscribe --bind-to none \
-  --mca btl tcp,self --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
-  --mca pml ob1 -x OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" $mpirun_args "${mpmd[@]}"
+ip netns exec "$control" env "${pmix[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none \
+  --mca btl "$btls" --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
+  --mca pml ob1 -x OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" $mpirun_args "${launch[@]}"
