@@ -18,17 +18,7 @@ AllreduceTimer hostCollectiveTimer(size_t maxBytes, CollectiveKind collective) {
     std::vector<double> times;
     for (int rep = 0; rep < count; ++rep) {
       const auto start = CommClock::now();
-      switch (collective) {
-        case CollectiveKind::AllReduce:
-          ops.allreduceSum(buffer->data(), elements);
-          break;
-        case CollectiveKind::ReduceScatter:
-          ops.reduceScatterSum(buffer->data(), elements);
-          break;
-        case CollectiveKind::AllGather:
-          ops.allgatherBlocks(buffer->data(), elements);
-          break;
-      }
+      runCollective(ops, collective, buffer->data(), elements);
       times.push_back(std::chrono::duration<double>(CommClock::now() - start).count());
     }
     return times;

@@ -148,6 +148,33 @@ const char* collectiveKindName(CollectiveKind kind) {
   return kNames[static_cast<int>(kind)];
 }
 
+void runCollective(CollectiveOps& ops, CollectiveKind kind, float* data, size_t count) {
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      ops.allreduceSum(data, count);
+      break;
+    case CollectiveKind::ReduceScatter:
+      ops.reduceScatterSum(data, count);
+      break;
+    case CollectiveKind::AllGather:
+      ops.allgatherBlocks(data, count);
+      break;
+  }
+}
+
+void averageCollective(CollectiveOps& ops, CollectiveKind kind, float* data, size_t count, int rank,
+                       int workers) {
+  if (workers == 1) return;
+  runCollective(ops, kind, data, count);
+  if (kind == CollectiveKind::AllGather) return;
+  const BlockRange sums =
+      kind == CollectiveKind::AllReduce ? BlockRange{0, count} : blockOf(count, rank, workers);
+  const float scale = 1.0f / static_cast<float>(workers);
+  float* first = data + sums.offset;
+#pragma omp simd
+  for (size_t i = 0; i < sums.count; ++i) first[i] *= scale;
+}
+
 // ---- SingleProcessCommunicator -------------------------------------------------------------
 
 namespace {

@@ -97,6 +97,17 @@ enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
 // "all-reduce", "reduce-scatter", "all-gather".
 const char* collectiveKindName(CollectiveKind kind);
 
+// `kind` on `count` floats at `data` through `ops`, in place: allreduceSum, reduceScatterSum or
+// allgatherBlocks.
+void runCollective(CollectiveOps& ops, CollectiveKind kind, float* data, size_t count);
+// runCollective among `workers` ranks (this one `rank`), then what it left as this rank's sums
+// divided by `workers`: every element of an all-reduce, this rank's block of a reduce-scatter,
+// nothing of an all-gather (it moves averages already). The one place gradients in host memory
+// become averages, while they are still hot in cache. A world of one runs nothing: the sum over
+// one rank is the buffer itself.
+void averageCollective(CollectiveOps& ops, CollectiveKind kind, float* data, size_t count, int rank,
+                       int workers);
+
 // Thrown by every rank at the same point, once the ranks found together that the run cannot go
 // on (they read different datasets, say): no rank is left waiting in a collective, so each may
 // shut down in order and exit, instead of aborting the job.

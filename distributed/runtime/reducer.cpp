@@ -146,7 +146,7 @@ void Reducer::setPlan(Plan plan, std::vector<size_t> backwardOrder) {
     priority_ = std::make_unique<PriorityScheduler>(
         std::move(priorities), [this](CollectiveOps& ops, size_t b) {
           const auto start = CommClock::now();
-          reduceBucket(ops, b);
+          averageBucket(ops, b, CollectiveKind::AllReduce);
           if (timer_) timer_->collectiveDone({start, CommClock::now(), b, plan_.buckets[b].bytes});
         });
   }
@@ -317,17 +317,7 @@ std::string Reducer::collectiveLabel(size_t bucket, CollectiveKind kind) const {
 WorkHandle Reducer::submitCollective(size_t bucket, CollectiveKind kind, std::string label) {
   return communicator_.submit(std::move(label), [this, bucket, kind](CollectiveOps& ops) {
     const auto start = CommClock::now();
-    switch (kind) {
-      case CollectiveKind::AllReduce:
-        reduceBucket(ops, bucket);
-        break;
-      case CollectiveKind::ReduceScatter:
-        reduceScatterBucket(ops, bucket);
-        break;
-      case CollectiveKind::AllGather:
-        allgatherBucket(ops, bucket);
-        break;
-    }
+    averageBucket(ops, bucket, kind);
     if (timer_) {
       timer_->collectiveDone({start, CommClock::now(), bucket, plan_.buckets[bucket].bytes, kind});
     }
@@ -362,38 +352,10 @@ WorkHandle Reducer::launchOnDevice(size_t bucket, CollectiveKind kind, std::stri
   return work;
 }
 
-void Reducer::reduceBucket(CollectiveOps& ops, size_t bucket) {
-  // The gradients are sums over ranks after the all-reduce; this is the one place they become
-  // averages, while the bucket is still hot in cache.
-  float* data = flatGradients_.data<float>() + bucketOffset_[bucket];
-  const int64_t count = bucketElements_[bucket];
-  const int workers = communicator_.size();
-  if (workers == 1) return;
-  ops.allreduceSum(data, static_cast<size_t>(count));
-  const float scale = 1.0f / static_cast<float>(workers);
-#pragma omp simd
-  for (int64_t i = 0; i < count; ++i) data[i] *= scale;
-}
-
-void Reducer::reduceScatterBucket(CollectiveOps& ops, size_t bucket) {
-  // Only this rank's block is summed here, so only it is averaged; the all-gather hands the
-  // averages to the other ranks.
-  float* data = flatGradients_.data<float>() + bucketOffset_[bucket];
-  const size_t count = static_cast<size_t>(bucketElements_[bucket]);
-  const int workers = communicator_.size();
-  if (workers == 1) return;
-  ops.reduceScatterSum(data, count);
-  const BlockRange mine = blockOf(count, communicator_.rank(), workers);
-  const float scale = 1.0f / static_cast<float>(workers);
-  float* block = data + mine.offset;
-#pragma omp simd
-  for (size_t i = 0; i < mine.count; ++i) block[i] *= scale;
-}
-
-void Reducer::allgatherBucket(CollectiveOps& ops, size_t bucket) {
-  if (communicator_.size() == 1) return;
-  ops.allgatherBlocks(flatGradients_.data<float>() + bucketOffset_[bucket],
-                      static_cast<size_t>(bucketElements_[bucket]));
+void Reducer::averageBucket(CollectiveOps& ops, size_t bucket, CollectiveKind kind) {
+  averageCollective(ops, kind, flatGradients_.data<float>() + bucketOffset_[bucket],
+                    static_cast<size_t>(bucketElements_[bucket]), communicator_.rank(),
+                    communicator_.size());
 }
 
 void Reducer::finish() {

@@ -144,9 +144,8 @@ class Reducer {
   std::string collectiveLabel(size_t bucket, CollectiveKind kind) const;
   // Queues `kind` of `bucket` on the communication thread, which reports its interval.
   WorkHandle submitCollective(size_t bucket, CollectiveKind kind, std::string label);
-  void reduceBucket(CollectiveOps& ops, size_t bucket);
-  void reduceScatterBucket(CollectiveOps& ops, size_t bucket);
-  void allgatherBucket(CollectiveOps& ops, size_t bucket);
+  // On the communication thread: `kind` of `bucket`, averaged (averageCollective).
+  void averageBucket(CollectiveOps& ops, size_t bucket, CollectiveKind kind);
   void recordWait(CommClock::time_point start);
   void reportBookkeeping(CommClock::time_point start);
   void setUpDevice(std::unique_ptr<DeviceStepEvents> events);

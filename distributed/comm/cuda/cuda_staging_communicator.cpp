@@ -87,9 +87,6 @@ void StagingCommunicator::run(CollectiveKind kind, CollectiveOps& ops, float* da
   const BlockRange whole{0, count};
   const BlockRange mine = blockOf(count, rank(), size());
   const BlockRange toHost = kind == CollectiveKind::AllGather ? mine : whole;
-  const BlockRange averaged = kind == CollectiveKind::AllReduce       ? whole
-                              : kind == CollectiveKind::ReduceScatter ? mine
-                                                                      : BlockRange{};
   const BlockRange toDevice = kind == CollectiveKind::ReduceScatter ? mine : whole;
   auto copy = [&](float* to, const float* from, BlockRange range, cudaMemcpyKind direction,
                   const char* call) {
@@ -106,20 +103,7 @@ void StagingCommunicator::run(CollectiveKind kind, CollectiveOps& ops, float* da
   if (sync.started) checkCuda(cudaEventRecord(sync.started, copyStream_), "cudaEventRecord", where);
   copy(pinned_, data, toHost, cudaMemcpyDeviceToHost, "cudaMemcpyAsync (device to host)");
   checkCuda(cudaStreamSynchronize(copyStream_), "cudaStreamSynchronize", where);
-  switch (kind) {
-    case CollectiveKind::AllReduce:
-      ops.allreduceSum(pinned_, count);
-      break;
-    case CollectiveKind::ReduceScatter:
-      ops.reduceScatterSum(pinned_, count);
-      break;
-    case CollectiveKind::AllGather:
-      ops.allgatherBlocks(pinned_, count);
-      break;
-  }
-  // The one place these gradients become averages, as on the CPU path.
-  const float scale = 1.0f / static_cast<float>(size());
-  for (size_t i = averaged.offset; i < averaged.offset + averaged.count; ++i) pinned_[i] *= scale;
+  averageCollective(ops, kind, pinned_, count, rank(), size());
   copy(data, pinned_, toDevice, cudaMemcpyHostToDevice, "cudaMemcpyAsync (host to device)");
   if (sync.finished)
     checkCuda(cudaEventRecord(sync.finished, copyStream_), "cudaEventRecord", where);
