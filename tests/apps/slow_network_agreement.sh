@@ -7,11 +7,7 @@
 set -euo pipefail
 build=$1
 workdir=$2
-if ! command -v ip >/dev/null || ! ip netns add imslowprobe 2>/dev/null; then
-  echo "skipped: cannot create a network namespace here (needs root and iproute2)"
-  exit 77
-fi
-ip netns delete imslowprobe
+source "$(dirname "$0")/skip_without_netns.sh"
 rm -rf "$workdir"
 AGREEMENT_OUT=$workdir AGREEMENT_BOUND=35 BUILD=$build \
   "$(dirname "$0")/../../scripts/slow-network-agreement.sh" 1gbit 2

@@ -9,11 +9,7 @@
 set -euo pipefail
 commbench=$1
 workdir=$2
-if ! command -v ip >/dev/null || ! ip netns add imslowprobe 2>/dev/null; then
-  echo "skipped: cannot create a network namespace here (needs root and iproute2)"
-  exit 77
-fi
-ip netns delete imslowprobe
+source "$(dirname "$0")/skip_without_netns.sh"
 rm -rf "$workdir"
 mkdir -p "$workdir"
 slow=$(dirname "$0")/../../scripts/slow-network.sh
