@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # slow_network_ranks_per_namespace.sh IMERGE_COMMBENCH WORKDIR: scripts/slow-network.sh
-# --ranks-per-namespace puts ranks 0..R-1 in namespace 0, R..2R-1 in namespace 1 (each a node of
-# its own to Open MPI), and that the ranks of one namespace do not talk over its rate-limited
-# link (the script joins them by shared memory): two ranks in one namespace all-reduce 16 MiB at
-# least twice as fast as two ranks in two namespaces over the 1 Gbit/s link (measured 8-29
-# against 141-151 ms; the link alone allows no less than about 134 ms).
+# --ranks-per-namespace refuses an R that does not divide N, puts ranks 0..R-1 in namespace 0,
+# R..2R-1 in namespace 1 (each a node of its own to Open MPI), and keeps the ranks of one
+# namespace off its rate-limited link (the script joins them by shared memory): two ranks in one
+# namespace all-reduce 16 MiB at least twice as fast as two ranks in two namespaces over the
+# 1 Gbit/s link (measured 8-29 against 141-151 ms; the link alone allows no less than about
+# 134 ms).
 # Skipped (exit 77), saying why, where network namespaces cannot be made (root and iproute2).
 set -euo pipefail
 commbench=$1
@@ -14,6 +15,13 @@ rm -rf "$workdir"
 mkdir -p "$workdir"
 slow=$(dirname "$0")/../../scripts/slow-network.sh
 export OMP_NUM_THREADS=1
+
+# A count that does not divide the ranks is refused, naming both flags, before any namespace.
+if message=$("$slow" --ranks 3 --ranks-per-namespace 2 -- /bin/true 2>&1); then
+  echo "FAIL: --ranks 3 --ranks-per-namespace 2 was accepted"; exit 1
+fi
+[[ $message == *"--ranks-per-namespace 2: a divisor of --ranks 3"* ]] ||
+  { echo "FAIL: unexpected refusal: $message"; exit 1; }
 
 # Where each rank runs: its rank and its namespace's address.
 "$slow" --ranks 4 --ranks-per-namespace 2 -- /bin/sh -c \
